@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Prepare this checkout to run: a virtual environment in .venv with the pinned
+# requirements, and graphviz's `dot` for the diagrams. Idempotent: pip runs only
+# when requirements.txt differs from the copy stored at the last successful
+# install, and apt only when `dot` is missing. Meant to be sourced by the two
+# commands (scripts/tour.sh, scripts/test.sh) so the environment variables stick.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv"
+stamp="$venv/.requirements.installed"
+
+if [ ! -x "$venv/bin/python" ]; then
+    echo "bootstrap: creating $venv" >&2
+    python3 -m venv "$venv"
+fi
+if ! cmp -s "$root/requirements.txt" "$stamp"; then
+    echo "bootstrap: installing requirements.txt into .venv (first run takes about a minute)" >&2
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt"
+    cp "$root/requirements.txt" "$stamp"
+fi
+if ! command -v dot >/dev/null 2>&1; then
+    echo "bootstrap: installing graphviz (for dot) with apt-get" >&2
+    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends graphviz >/dev/null
+fi
+
+# Spark runs locally with the venv's Python on both sides, bound to loopback.
+export PYSPARK_PYTHON="$venv/bin/python"
+export PYSPARK_DRIVER_PYTHON="$venv/bin/python"
+export SPARK_LOCAL_IP=127.0.0.1
+export PATH="$venv/bin:$PATH"
+export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
