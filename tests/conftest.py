@@ -1,0 +1,36 @@
+"""Shared fixtures: the ``stage`` parameter, the ``since`` marker, hypothesis profiles.
+
+Every test that takes a ``stage`` argument runs once per stage folder present
+(v0 .. v5, final), from the stage named by ``@pytest.mark.since(...)`` on.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+from tests.harness import STAGES
+
+ROOT = Path(__file__).resolve().parent.parent
+PRESENT_STAGES = [stage for stage in STAGES if (ROOT / stage / "__init__.py").exists()]
+
+# CI runs a few hundred examples per property; local runs stay quick. Deadlines
+# are off: these machines are shared, and a slow example is not a wrong one.
+settings.register_profile("ci", max_examples=300, deadline=None, print_blob=True)
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def stages_since(first: str) -> list[str]:
+    """The present stages from ``first`` on."""
+    return [stage for stage in PRESENT_STAGES if STAGES.index(stage) >= STAGES.index(first)]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    explicit = any("stage" in str(mark.args[0]) for mark in metafunc.definition.iter_markers("parametrize"))
+    if "stage" in metafunc.fixturenames and not explicit:
+        marker = metafunc.definition.get_closest_marker("since")
+        metafunc.parametrize("stage", stages_since(marker.args[0] if marker else "v0"))

@@ -1,0 +1,217 @@
+"""One way to run a program on any stage: ``run(stage, program, inputs)``.
+
+The stages expose three different APIs (static collections in v0, difference
+sequences in v1, dataflow graphs from v2 on); this module adapts each to the
+same contract (shared/DESIGN.md, section 4):
+
+- ``program`` takes one collection-like per input and returns one, using only
+  operator methods, so the same function runs on every stage;
+- ``inputs`` holds one history per input, a list of ``(record, version,
+  multiplicity)`` updates; a version is an int, or a tuple of ints;
+- the result maps every version at which any input changed to the
+  accumulated, consolidated output collection at that version.
+
+v0 computes every version from scratch, which makes it the oracle the other
+stages are checked against. A stage that lacks a concept a program needs raises
+``NotImplementedError`` naming it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Sequence
+from types import ModuleType
+from typing import Any
+
+STAGES = ("v0", "v1", "v2", "v3", "v4", "v5", "final")
+
+Update = tuple[Hashable, Any, int]
+History = Sequence[Update]
+Result = dict[Any, dict[Hashable, int]]
+
+STEP_BUDGET = 10_000
+"""Most ``graph.step()`` calls a run may take to finish: far above what the
+examples need (a handful), low enough that a stage that never finishes fails
+the run in seconds instead of hanging it."""
+
+
+class StepBudgetExceeded(AssertionError):
+    """A dataflow stage did not finish within ``STEP_BUDGET`` steps."""
+
+
+def stage_module(stage: str) -> ModuleType:
+    """Import a stage package by name."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
+    return importlib.import_module(stage)
+
+
+def run(stage: str, program: Callable[..., Any], inputs: Sequence[History]) -> Result:
+    """Run ``program`` on ``inputs`` with ``stage``; return the accumulated output at each input version."""
+    versions = sorted({version for history in inputs for _, version, _ in history}, key=_version_key)
+    if stage == "v0":
+        return _run_from_scratch(stage_module(stage), program, inputs, versions)
+    if any(not isinstance(version, int) for version in versions):
+        raise NotImplementedError(
+            f"{stage} has totally ordered int versions; partially ordered (tuple) versions arrive in v5"
+        )
+    runners = {"v1": _run_sequence, "v2": _run_graph_without_versions, "v3": _run_graph_with_versions}
+    return runners[stage](stage_module(stage), program, inputs, versions)
+
+
+def less_equal(a: Any, b: Any) -> bool:
+    """The order of input versions: ints as usual, tuples coordinate by coordinate."""
+    if isinstance(a, int):
+        return a <= b
+    return all(x <= y for x, y in zip(a, b, strict=True))
+
+
+def _version_key(version: Any) -> tuple:
+    # Lexicographic order lists a version after every version less than it in
+    # the product order, so it serves to sort both kinds.
+    return (version,) if isinstance(version, int) else tuple(version)
+
+
+def _consolidated(pairs: Any) -> dict[Hashable, int]:
+    totals: defaultdict[Hashable, int] = defaultdict(int)
+    for record, multiplicity in pairs:
+        totals[record] += multiplicity
+    return {record: total for record, total in totals.items() if total != 0}
+
+
+def _accumulate(differences: dict[Any, dict[Hashable, int]], versions: list) -> Result:
+    """The sum of the output differences at versions ``<=`` each input version."""
+    return {
+        version: _consolidated(
+            pair
+            for other, difference in differences.items()
+            if less_equal(other, version)
+            for pair in difference.items()
+        )
+        for version in versions
+    }
+
+
+def _run_from_scratch(stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list) -> Result:
+    result = {}
+    for version in versions:
+        collections = [
+            stage.Collection([(record, m) for record, at, m in history if less_equal(at, version)])
+            for history in inputs
+        ]
+        output = program(*collections)
+        result[version] = _consolidated(output)
+    return result
+
+
+def _differences_by_position(stage: ModuleType, history: History, versions: list) -> list:
+    """One difference collection per input version (an empty one where this input did not change)."""
+    by_version: defaultdict[Any, list] = defaultdict(list)
+    for record, version, multiplicity in history:
+        by_version[version].append((record, multiplicity))
+    return [stage.Collection(by_version.get(version, [])) for version in versions]
+
+
+def _run_sequence(stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list) -> Result:
+    sequences = [stage.DifferenceSequence(_differences_by_position(stage, h, versions)) for h in inputs]
+    output = program(*sequences)
+    return _accumulate({version: _consolidated(d) for version, d in zip(versions, output, strict=True)}, versions)
+
+
+def _run_graph_without_versions(
+    stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list
+) -> Result:
+    builder = stage.GraphBuilder()
+    streams, writers = zip(*(builder.new_input() for _ in inputs), strict=True)
+    reader = program(*streams).connect_reader()
+    graph = builder.finalize()
+    columns = [_differences_by_position(stage, history, versions) for history in inputs]
+    differences = {}
+    for position, version in enumerate(versions):
+        # Without versions, the i-th difference of every input must be sent
+        # together: binary operators pair them by position.
+        for writer, column in zip(writers, columns, strict=True):
+            writer.send_data(column[position])
+        _step_until(graph, lambda: not reader.is_empty())
+        differences[version] = _consolidated(pair for output in reader.drain() for pair in output)
+    return _accumulate(differences, versions)
+
+
+def _step_until(graph: Any, done: Callable[[], bool]) -> None:
+    for _ in range(STEP_BUDGET):
+        if done():
+            return
+        graph.step()
+    raise StepBudgetExceeded(f"the graph did not finish within {STEP_BUDGET} steps")
+
+
+def _run_graph_with_versions(stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list) -> Result:
+    """Send each input's updates in the order given, with the frontier as far ahead as it can go.
+
+    An input's frontier is always the least version it has yet to send, so
+    versions close as soon as possible and out-of-order histories exercise
+    out-of-order delivery. Inputs take turns, one batch (a run of updates at
+    one version) each, with a graph step after every batch.
+    """
+    Version = stage.Version
+    builder = stage.GraphBuilder(Version(0))
+    streams, writers = zip(*(builder.new_input() for _ in inputs), strict=True)
+    reader = program(*streams).connect_reader()
+    graph = builder.finalize()
+    final = Version(versions[-1] + 1) if versions else Version(0)
+    batches = [_batches(history) for history in inputs]
+    differences: defaultdict[Any, dict] = defaultdict(dict)
+    seen_frontier = Version(0)
+
+    def read() -> None:
+        nonlocal seen_frontier
+        for message in reader.drain():
+            if isinstance(message, stage.FrontierMessage):
+                seen_frontier = message.frontier
+                continue
+            if not seen_frontier.less_equal(message.version):
+                raise AssertionError(
+                    f"{stage.__name__} sent data at {message.version} after its frontier passed it ({seen_frontier})"
+                )
+            difference = differences[message.version.value]
+            for record, multiplicity in message.collection:
+                difference[record] = difference.get(record, 0) + multiplicity
+
+    def frontier_of(remaining: list) -> Any:
+        return Version(min(version for version, _ in remaining)) if remaining else final
+
+    for writer, remaining in zip(writers, batches, strict=True):
+        writer.send_frontier(frontier_of(remaining))
+    while any(batches):
+        for writer, remaining in zip(writers, batches, strict=True):
+            if remaining:
+                version, updates = remaining.pop(0)
+                writer.send_data(Version(version), stage.Collection(updates))
+                writer.send_frontier(frontier_of(remaining))
+        graph.step()
+        read()
+    _step_until(graph, lambda: not reader.probe_frontier_less_than(final))
+    read()
+    return _accumulate({version: _consolidated(d.items()) for version, d in differences.items()}, versions)
+
+
+def _batches(history: History) -> list[tuple[Any, list]]:
+    """Runs of consecutive updates at one version, in the order given."""
+    batches: list[tuple[Any, list]] = []
+    for record, version, multiplicity in history:
+        if batches and batches[-1][0] == version:
+            batches[-1][1].append((record, multiplicity))
+        else:
+            batches.append((version, [(record, multiplicity)]))
+    return batches
+
+
+def run_or_skip(stage: str, program: Callable[..., Any], inputs: Sequence[History]) -> Result:
+    """``run``, but a stage lacking a concept the program needs skips the test, with the stage's reason."""
+    import pytest
+
+    try:
+        return run(stage, program, inputs)
+    except NotImplementedError as missing:
+        pytest.skip(f"{stage}: {missing}")

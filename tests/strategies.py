@@ -1,0 +1,34 @@
+"""Hypothesis strategies for histories: few keys, values and versions, so updates collide and cancel."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+keys = st.integers(0, 2)
+values = st.integers(0, 3)
+records = st.tuples(keys, values)
+multiplicities = st.integers(-2, 3)
+"""Insertions, retractions, zeros (an update that changes nothing) and negative totals."""
+versions = st.integers(0, 4)
+
+updates = st.tuples(records, versions, multiplicities)
+histories = st.lists(updates, max_size=12)
+"""Updates in any order: versions arrive out of order on stages that allow it."""
+
+
+@st.composite
+def insert_then_retract(draw: st.DrawFn) -> list:
+    """Records inserted at one version and some retracted at a later one, in version order.
+
+    Unlike ``histories``, accumulated multiplicities stay non-negative: the
+    shape of real data, where a retraction removes something that was there.
+    """
+    inserted = draw(st.lists(st.tuples(records, versions), max_size=10))
+    history = [(record, version, 1) for record, version in inserted]
+    for record, version in inserted:
+        if draw(st.booleans()):
+            history.append((record, draw(st.integers(version, 5)), -1))
+    return sorted(history, key=lambda update: update[1])
+
+
+any_history = st.one_of(histories, insert_then_retract())

@@ -1,0 +1,160 @@
+"""How the dataflow stages deliver: what v2's lockstep costs, and what v3's versions buy.
+
+Expected behaviours come from shared/seeds/002_74f1d5592741c2fb.txt, "v2:
+Constructing dataflow graphs" and "v3: Versions and frontiers".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import v2
+from tests.harness import stage_module
+
+
+def test_v2_map_filter_graph_debug_output() -> None:
+    """002, v2: map(+5), filter(even), debug, fed 0..9 one difference at a time."""
+    lines: list[str] = []
+    builder = v2.GraphBuilder()
+    source, writer = builder.new_input()
+    source.map(lambda data: data + 5).filter(lambda data: data % 2 == 0).debug("output", sink=lines.append)
+    graph = builder.finalize()
+    for i in range(10):
+        writer.send_data(v2.Collection([(i, 1)]))
+        graph.step()
+    evens = [f"debug output data: collection: Collection([({i + 5}, 1)])" for i in range(1, 10, 2)]
+    empties = ["debug output data: collection: Collection([])"] * 5
+    assert lines[1::2] == evens and lines[0::2] == empties
+
+
+def test_v2_concat_waits_for_both_inputs() -> None:
+    """002, v2: with 4 differences on input a and 2 on input b, concat can emit only 2."""
+    C = v2.Collection
+    builder = v2.GraphBuilder()
+    a, write_a = builder.new_input()
+    b, write_b = builder.new_input()
+    reader = a.concat(b).connect_reader()
+    graph = builder.finalize()
+    for i in range(4):
+        write_a.send_data(C([(f"a{i}", 1)]))
+    for i in range(2):
+        write_b.send_data(C([(f"b{i}", 1)]))
+    graph.step()
+    assert list(reader.drain()) == [C([("a0", 1), ("b0", 1)]), C([("a1", 1), ("b1", 1)])]
+    for i in range(2, 4):
+        write_b.send_data(C([(f"b{i}", 1)]))
+    graph.step()
+    assert list(reader.drain()) == [C([("a2", 1), ("b2", 1)]), C([("a3", 1), ("b3", 1)])]
+
+
+def messages(stage: str, reader) -> list[tuple]:
+    """The reader's messages as ``("data", version, records)`` and ``("frontier", frontier)``."""
+    module = stage_module(stage)
+    return [
+        ("data", m.version, m.collection.as_dict()) if isinstance(m, module.DataMessage) else ("frontier", m.frontier)
+        for m in reader.drain()
+    ]
+
+
+@pytest.mark.since("v3")
+def test_concat_forwards_out_of_order_data_without_waiting(stage: str) -> None:
+    """002, v3: concat forwards each (version, difference) as it arrives, in any order."""
+    module = stage_module(stage)
+    V, C = module.Version, module.Collection
+    builder = module.GraphBuilder(V(0))
+    a, write_a = builder.new_input()
+    b, write_b = builder.new_input()
+    reader = a.concat(b).connect_reader()
+    graph = builder.finalize()
+    write_a.send_data(V(2), C([("a2", 1)]))
+    write_a.send_data(V(0), C([("a0", 1)]))
+    write_a.send_frontier(V(3))
+    graph.step()
+    # b has sent nothing, yet a's data is through; the frontier waits for b.
+    assert messages(stage, reader) == [("data", V(2), {"a2": 1}), ("data", V(0), {"a0": 1})]
+    write_b.send_frontier(V(1))
+    graph.step()
+    assert messages(stage, reader) == [("frontier", V(1))]
+    assert reader.probe_frontier_less_than(V(2)) and not reader.probe_frontier_less_than(V(1))
+
+
+@pytest.mark.since("v3")
+@pytest.mark.parametrize("operator", ["count", "consolidate"])
+def test_finished_versions_come_out_in_version_order(stage: str, operator: str) -> None:
+    """002, v3: 'if versions 0, 1 and 2 are closed with one notification ... reduce must first
+    produce the output for 0, then 1, and then finally 2'."""
+    module = stage_module(stage)
+    V, C = module.Version, module.Collection
+    builder = module.GraphBuilder(V(0))
+    source, writer = builder.new_input()
+    reader = getattr(source, operator)().connect_reader()
+    graph = builder.finalize()
+    for version, value in [(2, "c"), (0, "a"), (1, "b")]:
+        writer.send_data(V(version), C([(("k", value), 1)]))
+    graph.step()
+    assert messages(stage, reader) == []  # nothing is finished yet
+    writer.send_frontier(V(3))
+    graph.step()
+    if operator == "count":
+        expected = [{("k", 1): 1}, {("k", 2): 1, ("k", 1): -1}, {("k", 3): 1, ("k", 2): -1}]
+    else:
+        expected = [{("k", "a"): 1}, {("k", "b"): 1}, {("k", "c"): 1}]
+    assert messages(stage, reader) == [("data", V(v), e) for v, e in enumerate(expected)] + [("frontier", V(3))]
+
+
+@pytest.mark.since("v3")
+def test_binary_output_frontier_is_the_meet_of_its_inputs(stage: str) -> None:
+    module = stage_module(stage)
+    V = module.Version
+    builder = module.GraphBuilder(V(0))
+    a, write_a = builder.new_input()
+    b, write_b = builder.new_input()
+    reader = a.join(b).connect_reader()
+    graph = builder.finalize()
+    write_a.send_frontier(V(5))
+    write_b.send_frontier(V(2))
+    graph.step()
+    assert messages(stage, reader) == [("frontier", V(2))]
+    write_b.send_frontier(V(9))
+    graph.step()
+    assert messages(stage, reader) == [("frontier", V(5))]
+
+
+@pytest.mark.since("v3")
+def test_index_compaction_merges_versions_the_frontier_passed(stage: str) -> None:
+    """002, v3: a multiversion index compacts what the frontier has passed, keeping later versions apart."""
+    module = stage_module(stage)
+    V = module.Version
+    index = module.Index()
+    for version in range(5):
+        index.add_value("k", V(version), ("x", 1))
+        index.add_value("k", V(version), ("y", (-1) ** version))
+    index.compact(V(3))
+    # y alternates +1, -1: it cancels by version 3 and is back at version 4.
+    assert index.reconstruct_at("k", V(3)) == [("x", 4)]
+    assert index.reconstruct_at("k", V(4)) == [("x", 5), ("y", 1)]
+    assert sorted(index._values["k"], key=V.sort_key) == [V(3), V(4)]
+    index.compact(V(10))
+    assert list(index._values["k"]) == [V(10)] and sorted(index._values["k"][V(10)]) == [("x", 5), ("y", 1)]
+
+
+@pytest.mark.since("v3")
+def test_join_indexes_stay_small_under_repeated_updates(stage: str) -> None:
+    """Compaction: 200 versions of churn on one key leave one version of live data."""
+    module = stage_module(stage)
+    V, C = module.Version, module.Collection
+    builder = module.GraphBuilder(V(0))
+    a, write_a = builder.new_input()
+    b, write_b = builder.new_input()
+    a.join(b).connect_reader()
+    graph = builder.finalize()
+    write_b.send_data(V(0), C([(("k", "b"), 1)]))
+    for version in range(200):
+        retract_previous = [(("k", version - 1), -1)] if version else []
+        write_a.send_data(V(version), C([(("k", version), 1), *retract_previous]))
+        write_a.send_frontier(V(version + 1))
+        write_b.send_frontier(V(version + 1))
+        graph.step()
+    join = graph._operators[0]
+    left = join._indexes[0]._values["k"]
+    assert len(left) == 1 and [values for values in left.values()] == [[(199, 1)]]

@@ -1,0 +1,63 @@
+"""The stage packages are self-contained and read as a ladder (shared/STYLE.md).
+
+- no stage imports another (relative imports only), so ``import v2, v3`` never mixes them;
+- a file keeps its name from the stage that introduces it on (v1's sequence.py alone is retired);
+- each package opens with "Stage vN: <concept>. New since ...";
+- the doctests in ``collection.py`` and ``order.py`` pass.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import re
+from itertools import pairwise
+
+import pytest
+
+from tests.conftest import PRESENT_STAGES, ROOT
+from tests.harness import stage_module
+
+STAGE_IMPORT = re.compile(r"^\s*(from|import)\s+(v\d|final)\b", re.MULTILINE)
+RETIRED = {("v1", "v2"): {"sequence.py"}}
+
+
+def test_no_stage_imports_another(stage: str) -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}: {match.group(0).strip()}"
+        for path in (ROOT / stage).rglob("*.py")
+        for match in STAGE_IMPORT.finditer(path.read_text())
+    ]
+    assert offenders == []
+
+
+def test_stages_loaded_together_stay_apart() -> None:
+    modules = [stage_module(stage) for stage in PRESENT_STAGES]
+    collections = {module.Collection for module in modules}
+    assert len(collections) == len(modules)
+    for module in modules:
+        assert module.Collection.__module__ == f"{module.__name__}.collection"
+
+
+@pytest.mark.parametrize(("before", "after"), list(pairwise(PRESENT_STAGES)))
+def test_files_keep_their_names(before: str, after: str) -> None:
+    names = {path.name for path in (ROOT / before).glob("*.py")}
+    later = {path.name for path in (ROOT / after).glob("*.py")}
+    assert names - later == RETIRED.get((before, after), set())
+
+
+def test_package_docstring_names_the_concept(stage: str) -> None:
+    module = stage_module(stage)
+    assert re.match(rf"Stage {stage}: .+", module.__doc__)
+    assert "New since" in module.__doc__
+    assert all(hasattr(module, name) for name in module.__all__)
+
+
+def test_doctests(stage: str) -> None:
+    attempted = 0
+    for path in sorted((ROOT / stage).glob("*.py")):
+        module = importlib.import_module(f"{stage}.{path.stem}") if path.stem != "__init__" else stage_module(stage)
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, f"{path.name}: {result.failed} doctest(s) failed"
+        attempted += result.attempted
+    assert attempted > 0
