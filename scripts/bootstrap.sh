@@ -16,8 +16,13 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 if ! cmp -s "$root/requirements.txt" "$stamp"; then
     echo "bootstrap: installing requirements.txt into .venv (first run takes about a minute)" >&2
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt"
+    log="$venv/pip-install.log"
+    if ! { "$venv/bin/python" -m pip install --disable-pip-version-check --upgrade pip &&
+           "$venv/bin/python" -m pip install --disable-pip-version-check -r "$root/requirements.txt"; } >"$log" 2>&1; then
+        tail -n 40 "$log" >&2
+        echo "bootstrap: pip install failed; the whole log is in $log" >&2
+        exit 1
+    fi
     cp "$root/requirements.txt" "$stamp"
 fi
 if ! command -v dot >/dev/null 2>&1; then

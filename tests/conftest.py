@@ -7,15 +7,11 @@ Every test that takes a ``stage`` argument runs once per stage folder present
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-from tests.harness import STAGES
-
-ROOT = Path(__file__).resolve().parent.parent
-PRESENT_STAGES = [stage for stage in STAGES if (ROOT / stage / "__init__.py").exists()]
+from tests.harness import PRESENT_STAGES, STAGES
 
 # CI runs a few hundred examples per property; local runs stay quick. Deadlines
 # are off: these machines are shared, and a slow example is not a wrong one.

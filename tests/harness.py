@@ -21,10 +21,13 @@ from __future__ import annotations
 import importlib
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 STAGES = ("v0", "v1", "v2", "v3", "v4", "v5", "final")
+ROOT = Path(__file__).resolve().parent.parent
+PRESENT_STAGES = [stage for stage in STAGES if (ROOT / stage / "__init__.py").exists()]
 
 Update = tuple[Hashable, Any, int]
 History = Sequence[Update]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from tests.catalog import EQUAL_COLLECTIONS, EXAMPLES, Example
-from tests.conftest import PRESENT_STAGES, stages_since
-from tests.harness import run_or_skip, stage_module
+from tests.conftest import stages_since
+from tests.harness import PRESENT_STAGES, run_or_skip, stage_module
 
 CASES = [(example, stage) for example in EXAMPLES for stage in stages_since(example.since)]
 

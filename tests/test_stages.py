@@ -15,8 +15,7 @@ from itertools import pairwise
 
 import pytest
 
-from tests.conftest import PRESENT_STAGES, ROOT
-from tests.harness import stage_module
+from tests.harness import PRESENT_STAGES, ROOT, stage_module
 
 STAGE_IMPORT = re.compile(r"^\s*(from|import)\s+(v\d|final)\b", re.MULTILINE)
 RETIRED = {("v1", "v2"): {"sequence.py"}}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The tests: ruff over the whole tree, then the shared suite with pytest.
+# Installs what it needs first (scripts/bootstrap.sh). Extra arguments go to pytest,
+# e.g. scripts/test.sh -k join -x. With CI set, hypothesis runs its "ci" profile
+# (300 examples per property); locally the lighter "dev" profile.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/bootstrap.sh
+
+ruff check .
+status=0
+python -m pytest "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+    echo "test.sh: pytest collected no tests; that is a failure here, not a pass" >&2
+fi
+exit "$status"

@@ -1,0 +1,86 @@
+"""The tour: every stage runs every catalog example, beside what the document printed.
+
+For each example of tests/catalog.py it prints the document's passage and
+output, then for each stage either the stage's output (accumulated, at the
+last input version) with two verdicts, against the document's expected output
+and against v0 recomputed from scratch at every version, or why the stage
+cannot run it. It exits non-zero if any stage disagrees with either.
+
+    python -m tests.tour            # every example
+    python -m tests.tour add_one    # examples whose name contains "add_one"
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+
+from tests.catalog import EXAMPLES, Example
+from tests.harness import PRESENT_STAGES, Result, run
+
+WIDTH = 100
+
+
+def show(records: dict) -> str:
+    """A collection as the documents print it: ``[(record, multiplicity), ...]``, sorted when possible."""
+    pairs = list(records.items())
+    try:
+        pairs.sort()
+    except TypeError:
+        pairs.sort(key=repr)
+    return "[" + ", ".join(f"({record!r}, {multiplicity})" for record, multiplicity in pairs) + "]"
+
+
+def tour_example(example: Example) -> list[str]:
+    """Print one example on every stage; return the stages that disagreed."""
+    print("=" * WIDTH)
+    print(f"{example.name}   ({example.source})")
+    print(textwrap.indent(textwrap.fill(f"document: {example.printed}", WIDTH - 2), "  "))
+    if example.notes:
+        print(textwrap.indent(textwrap.fill(f"note: {example.notes}", WIDTH - 2), "  "))
+    last = max(example.expected, key=lambda version: (version,) if isinstance(version, int) else version)
+    print(f"  expected at version {last}: {show(example.expected[last])}")
+    from_scratch: Result = run("v0", example.program, example.inputs)
+    failures = []
+    for stage in PRESENT_STAGES:
+        try:
+            result = run(stage, example.program, example.inputs)
+        except NotImplementedError as missing:
+            print(f"  {stage:>5}  cannot run it: {missing}")
+            continue
+        document_ok = result == example.expected
+        scratch_ok = result == from_scratch
+        verdict = ("matches the document" if document_ok else "DIFFERS from the document") + ", " + (
+            "matches from-scratch" if scratch_ok else "DIFFERS from from-scratch"
+        )
+        count = f"{len(result)} version{'s' if len(result) != 1 else ''}"
+        print(f"  {stage:>5}  {show(result.get(last, {}))}   [{count}: {verdict}]")
+        if not (document_ok and scratch_ok):
+            failures.append(stage)
+            for version in example.expected:
+                if result.get(version) != example.expected[version]:
+                    print(f"         at version {version}: got {show(result.get(version, {}))}")
+    return failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", help="run only examples whose name contains one of these")
+    args = parser.parse_args(argv)
+    chosen = [e for e in EXAMPLES if not args.names or any(name in e.name for name in args.names)]
+    if not chosen:
+        parser.error(f"no example matches {args.names}; known: {', '.join(e.name for e in EXAMPLES)}")
+    print(f"Stages present: {', '.join(PRESENT_STAGES)}. Examples: {len(chosen)}.")
+    failures = {example.name: tour_example(example) for example in chosen}
+    failed = {name: stages for name, stages in failures.items() if stages}
+    print("=" * WIDTH)
+    if failed:
+        print("FAILED: " + "; ".join(f"{name} on {', '.join(stages)}" for name, stages in failed.items()))
+        return 1
+    print(f"All {len(chosen)} examples agree with their documents and with from-scratch on every stage that runs them.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
