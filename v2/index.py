@@ -13,16 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from .collection import (
-    Collection,
-    Key,
-    Multiplicity,
-    Update,
-    Value,
-    Values,
-    hashable,
-    key_value,
-)
+from .collection import Collection, Key, Multiplicity, Update, Value, Values, hashable, key_value
 
 
 class Index:

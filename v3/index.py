@@ -17,16 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from .collection import (
-    Collection,
-    Key,
-    Multiplicity,
-    Update,
-    Value,
-    Values,
-    hashable,
-    key_value,
-)
+from .collection import Collection, Key, Multiplicity, Update, Value, Values, hashable, key_value
 from .order import Version
 
 
@@ -112,7 +103,11 @@ class Index:
         Only versions the frontier has passed move, so a key with data at a
         version beyond the frontier stays dirty for a later compaction.
         """
-        for key in list(self._dirty):
+        # A fresh set, not discards from the old one: a set never shrinks, and
+        # walking one that once held every key would cost time proportional to
+        # the data on every later compaction.
+        still_dirty = set()
+        for key in self._dirty:
             merged: defaultdict[Version, defaultdict[Value, Multiplicity]] = defaultdict(lambda: defaultdict(int))
             for version, values in self._values[key].items():
                 totals = merged[version.advance_by(frontier)]
@@ -125,5 +120,6 @@ class Index:
                     versions[version] = values
             if not versions:
                 del self._values[key]
-            if len(versions) <= 1:
-                self._dirty.discard(key)
+            elif len(versions) > 1:
+                still_dirty.add(key)
+        self._dirty = still_dirty

@@ -1,0 +1,13 @@
+"""The benchmarks stay runnable: each workload on each stage, at a tiny size, with its output check."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.bench.bench_updates import STAGES, measure
+
+
+@pytest.mark.parametrize("workload", ["count", "join"])
+@pytest.mark.parametrize("stage", STAGES)
+def test_bench_workload_runs_and_checks_its_output(stage: str, workload: str) -> None:
+    assert measure(stage, workload, n=50, updates=5) >= 0
