@@ -96,6 +96,19 @@ def _accumulate(differences: dict[Any, dict[Hashable, int]], versions: list) -> 
     }
 
 
+def new_builder(stage: ModuleType) -> Any:
+    """A GraphBuilder of a dataflow stage, starting at version 0 where the stage has versions."""
+    return stage.GraphBuilder(stage.Version(0)) if hasattr(stage, "Version") else stage.GraphBuilder()
+
+
+def build_graph(stage: ModuleType, program: Callable[..., Any], inputs: int) -> tuple[list, Any, Any]:
+    """``(writers, reader, graph)``: ``program`` built on ``inputs`` fresh inputs, its output read, finalized."""
+    builder = new_builder(stage)
+    streams, writers = zip(*(builder.new_input() for _ in range(inputs)), strict=True)
+    reader = program(*streams).connect_reader()
+    return list(writers), reader, builder.finalize()
+
+
 def _run_from_scratch(stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list) -> Result:
     result = {}
     for version in versions:
@@ -125,10 +138,7 @@ def _run_sequence(stage: ModuleType, program: Callable, inputs: Sequence[History
 def _run_graph_without_versions(
     stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list
 ) -> Result:
-    builder = stage.GraphBuilder()
-    streams, writers = zip(*(builder.new_input() for _ in inputs), strict=True)
-    reader = program(*streams).connect_reader()
-    graph = builder.finalize()
+    writers, reader, graph = build_graph(stage, program, len(inputs))
     columns = [_differences_by_position(stage, history, versions) for history in inputs]
     differences = {}
     for position, version in enumerate(versions):
@@ -158,10 +168,7 @@ def _run_graph_with_versions(stage: ModuleType, program: Callable, inputs: Seque
     one version) each, with a graph step after every batch.
     """
     Version = stage.Version
-    builder = stage.GraphBuilder(Version(0))
-    streams, writers = zip(*(builder.new_input() for _ in inputs), strict=True)
-    reader = program(*streams).connect_reader()
-    graph = builder.finalize()
+    writers, reader, graph = build_graph(stage, program, len(inputs))
     final = Version(versions[-1] + 1) if versions else Version(0)
     batches = [_batches(history) for history in inputs]
     differences: defaultdict[Any, dict] = defaultdict(dict)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import v2
-from tests.harness import stage_module
+from tests.harness import build_graph, stage_module
 
 
 def test_v2_map_filter_graph_debug_output() -> None:
@@ -61,11 +61,7 @@ def test_concat_forwards_out_of_order_data_without_waiting(stage: str) -> None:
     """002, v3: concat forwards each (version, difference) as it arrives, in any order."""
     module = stage_module(stage)
     V, C = module.Version, module.Collection
-    builder = module.GraphBuilder(V(0))
-    a, write_a = builder.new_input()
-    b, write_b = builder.new_input()
-    reader = a.concat(b).connect_reader()
-    graph = builder.finalize()
+    (write_a, write_b), reader, graph = build_graph(module, lambda a, b: a.concat(b), 2)
     write_a.send_data(V(2), C([("a2", 1)]))
     write_a.send_data(V(0), C([("a0", 1)]))
     write_a.send_frontier(V(3))
@@ -85,10 +81,7 @@ def test_finished_versions_come_out_in_version_order(stage: str, operator: str) 
     produce the output for 0, then 1, and then finally 2'."""
     module = stage_module(stage)
     V, C = module.Version, module.Collection
-    builder = module.GraphBuilder(V(0))
-    source, writer = builder.new_input()
-    reader = getattr(source, operator)().connect_reader()
-    graph = builder.finalize()
+    (writer,), reader, graph = build_graph(module, lambda source: getattr(source, operator)(), 1)
     for version, value in [(2, "c"), (0, "a"), (1, "b")]:
         writer.send_data(V(version), C([(("k", value), 1)]))
     graph.step()
@@ -106,11 +99,7 @@ def test_finished_versions_come_out_in_version_order(stage: str, operator: str) 
 def test_binary_output_frontier_is_the_meet_of_its_inputs(stage: str) -> None:
     module = stage_module(stage)
     V = module.Version
-    builder = module.GraphBuilder(V(0))
-    a, write_a = builder.new_input()
-    b, write_b = builder.new_input()
-    reader = a.join(b).connect_reader()
-    graph = builder.finalize()
+    (write_a, write_b), reader, graph = build_graph(module, lambda a, b: a.join(b), 2)
     write_a.send_frontier(V(5))
     write_b.send_frontier(V(2))
     graph.step()
@@ -143,11 +132,7 @@ def test_join_indexes_stay_small_under_repeated_updates(stage: str) -> None:
     """Compaction: 200 versions of churn on one key leave one version of live data."""
     module = stage_module(stage)
     V, C = module.Version, module.Collection
-    builder = module.GraphBuilder(V(0))
-    a, write_a = builder.new_input()
-    b, write_b = builder.new_input()
-    a.join(b).connect_reader()
-    graph = builder.finalize()
+    (write_a, write_b), _, graph = build_graph(module, lambda a, b: a.join(b), 2)
     write_b.send_data(V(0), C([(("k", "b"), 1)]))
     for version in range(200):
         retract_previous = [(("k", version - 1), -1)] if version else []

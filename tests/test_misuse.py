@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.harness import run, run_or_skip, stage_module
+from tests.harness import build_graph, new_builder, run, run_or_skip, stage_module
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_stages_without_iterate_name_the_missing_concept(stage: str) -> None:
 @pytest.mark.since("v2")
 def test_building_after_finalize_is_refused(stage: str) -> None:
     module = stage_module(stage)
-    builder = module.GraphBuilder(*([module.Version(0)] if hasattr(module, "Version") else []))
+    builder = new_builder(module)
     source, _ = builder.new_input()
     builder.finalize()
     with pytest.raises(module.GraphError, match=r"after finalize\(\).*start a new GraphBuilder"):
@@ -78,9 +78,8 @@ def test_building_after_finalize_is_refused(stage: str) -> None:
 @pytest.mark.since("v2")
 def test_streams_of_two_builders_do_not_mix(stage: str) -> None:
     module = stage_module(stage)
-    args = [module.Version(0)] if hasattr(module, "Version") else []
-    a, _ = module.GraphBuilder(*args).new_input()
-    b, _ = module.GraphBuilder(*args).new_input()
+    a, _ = new_builder(module).new_input()
+    b, _ = new_builder(module).new_input()
     with pytest.raises(module.GraphError, match="different GraphBuilders"):
         a.concat(b)
 
@@ -89,10 +88,7 @@ def test_streams_of_two_builders_do_not_mix(stage: str) -> None:
 def test_input_misuse_is_refused_and_the_graph_stays_usable(stage: str) -> None:
     module = stage_module(stage)
     V, C = module.Version, module.Collection
-    builder = module.GraphBuilder(V(0))
-    source, writer = builder.new_input()
-    reader = source.map(lambda r: (r, ())).count().connect_reader()
-    graph = builder.finalize()
+    (writer,), reader, graph = build_graph(module, lambda source: source.map(lambda r: (r, ())).count(), 1)
     writer.send_data(V(1), C([("a", 1)]))
     writer.send_frontier(V(2))
     with pytest.raises(module.VersionError, match=r"data sent at Version\(1\), but the frontier is already"):
@@ -120,11 +116,7 @@ def test_bad_records_inside_the_graph_leave_it_usable(stage: str) -> None:
     """A join fed a non-pair raises; the operator's state is untouched and later data joins correctly."""
     module = stage_module(stage)
     V, C = module.Version, module.Collection
-    builder = module.GraphBuilder(V(0))
-    a, write_a = builder.new_input()
-    b, write_b = builder.new_input()
-    reader = a.join(b).connect_reader()
-    graph = builder.finalize()
+    (write_a, write_b), reader, graph = build_graph(module, lambda a, b: a.join(b), 2)
     write_a.send_data(V(0), C([("not a pair", 1)]))
     with pytest.raises(module.RecordError, match="join needs \\(key, value\\) pairs, but got the record 'not a pair'"):
         graph.step()

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.harness import stage_module
+from tests.harness import build_graph, stage_module
 
 STAGES = ("v1", "v2", "v3")
 SIZES = (1_000, 100_000)
@@ -81,11 +81,7 @@ def per_update_graph(stage: Any, workload: str, n: int, updates: int) -> list[fl
     left, right, changes = load_and_updates(workload, n, updates)
     C = stage.Collection
     versioned = hasattr(stage, "Version")
-    builder = stage.GraphBuilder(stage.Version(0)) if versioned else stage.GraphBuilder()
-    a, write_a = builder.new_input()
-    b, write_b = builder.new_input()
-    reader = program(workload)(a, b).connect_reader()
-    graph = builder.finalize()
+    (write_a, write_b), reader, graph = build_graph(stage, program(workload), 2)
 
     def send(version: int, left_updates: list, right_updates: list) -> list:
         if versioned:
