@@ -55,12 +55,12 @@ def run(stage: str, program: Callable[..., Any], inputs: Sequence[History]) -> R
     versions = sorted({version for history in inputs for _, version, _ in history}, key=_version_key)
     if stage == "v0":
         return _run_from_scratch(stage_module(stage), program, inputs, versions)
-    if any(not isinstance(version, int) for version in versions):
+    if STAGES.index(stage) < STAGES.index("v5") and any(not isinstance(version, int) for version in versions):
         raise NotImplementedError(
-            f"{stage} has totally ordered int versions; partially ordered (tuple) versions arrive in v5"
+            f"{stage} has totally ordered versions; partially ordered (tuple) input versions arrive in v5"
         )
-    runners = {"v1": _run_sequence, "v2": _run_graph_without_versions, "v3": _run_graph_with_versions}
-    return runners[stage](stage_module(stage), program, inputs, versions)
+    runners = {"v1": _run_sequence, "v2": _run_graph_without_versions}
+    return runners.get(stage, _run_graph_with_versions)(stage_module(stage), program, inputs, versions)
 
 
 def less_equal(a: Any, b: Any) -> bool:
@@ -162,17 +162,18 @@ def _step_until(graph: Any, done: Callable[[], bool]) -> None:
 def _run_graph_with_versions(stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list) -> Result:
     """Send each input's updates in the order given, with the frontier as far ahead as it can go.
 
-    An input's frontier is always the least version it has yet to send, so
-    versions close as soon as possible and out-of-order histories exercise
-    out-of-order delivery. Inputs take turns, one batch (a run of updates at
-    one version) each, with a graph step after every batch.
+    An input's frontier is always the least version (v3, v4), or the antichain
+    of minimal versions (v5 on), it has yet to send, so versions close as soon
+    as possible and out-of-order histories exercise out-of-order delivery.
+    Inputs take turns, one batch (a run of updates at one version) each, with a
+    graph step after every batch. The harness checks the frontier contract on
+    the way: no output data at a version the output frontier has passed.
     """
-    Version = stage.Version
+    spell = _Spelling(stage, versions)
     writers, reader, graph = build_graph(stage, program, len(inputs))
-    final = Version(versions[-1] + 1) if versions else Version(0)
     batches = [_batches(history) for history in inputs]
     differences: defaultdict[Any, dict] = defaultdict(dict)
-    seen_frontier = Version(0)
+    seen_frontier = spell.frontier([spell.zero])
 
     def read() -> None:
         nonlocal seen_frontier
@@ -180,30 +181,56 @@ def _run_graph_with_versions(stage: ModuleType, program: Callable, inputs: Seque
             if isinstance(message, stage.FrontierMessage):
                 seen_frontier = message.frontier
                 continue
-            if not seen_frontier.less_equal(message.version):
+            if not spell.allows(seen_frontier, message.version):
                 raise AssertionError(
                     f"{stage.__name__} sent data at {message.version} after its frontier passed it ({seen_frontier})"
                 )
-            difference = differences[message.version.value]
+            difference = differences[spell.plain(message.version)]
             for record, multiplicity in message.collection:
                 difference[record] = difference.get(record, 0) + multiplicity
 
-    def frontier_of(remaining: list) -> Any:
-        return Version(min(version for version, _ in remaining)) if remaining else final
-
     for writer, remaining in zip(writers, batches, strict=True):
-        writer.send_frontier(frontier_of(remaining))
+        writer.send_frontier(spell.frontier([version for version, _ in remaining]))
     while any(batches):
         for writer, remaining in zip(writers, batches, strict=True):
             if remaining:
                 version, updates = remaining.pop(0)
-                writer.send_data(Version(version), stage.Collection(updates))
-                writer.send_frontier(frontier_of(remaining))
+                writer.send_data(stage.Version(version), stage.Collection(updates))
+                writer.send_frontier(spell.frontier([version for version, _ in remaining]))
         graph.step()
         read()
+    final = spell.frontier([])
     _step_until(graph, lambda: not reader.probe_frontier_less_than(final))
     read()
     return _accumulate({version: _consolidated(d.items()) for version, d in differences.items()}, versions)
+
+
+class _Spelling:
+    """How a dataflow stage spells the harness's plain int or tuple versions, and frontiers."""
+
+    def __init__(self, stage: ModuleType, versions: list) -> None:
+        self.stage = stage
+        self.antichains = hasattr(stage, "Antichain")
+        self.tuples = bool(versions) and isinstance(versions[0], tuple)
+        self.zero = tuple(0 for _ in versions[0]) if self.tuples else 0
+        # With totally ordered versions, "no more data ever" is a version past every input version.
+        self.beyond = None if self.antichains else (versions[-1] + 1 if versions else 0)
+
+    def frontier(self, remaining: list) -> Any:
+        """The frontier of an input that has yet to send ``remaining``: their least versions."""
+        Version = self.stage.Version
+        if self.antichains:
+            return self.stage.Antichain([Version(version) for version in remaining])
+        return Version(min(remaining) if remaining else self.beyond)
+
+    def allows(self, frontier: Any, version: Any) -> bool:
+        return frontier.less_equal_version(version) if self.antichains else frontier.less_equal(version)
+
+    def plain(self, version: Any) -> Any:
+        coords = getattr(version, "coords", None)
+        if coords is None:
+            return version.value
+        return coords if self.tuples else coords[0]
 
 
 def _batches(history: History) -> list[tuple[Any, list]]:

@@ -6,6 +6,8 @@ out exactly as if the bad call had never been made.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.harness import build_graph, new_builder, run, run_or_skip, stage_module
@@ -91,9 +93,10 @@ def test_input_misuse_is_refused_and_the_graph_stays_usable(stage: str) -> None:
     (writer,), reader, graph = build_graph(module, lambda source: source.map(lambda r: (r, ())).count(), 1)
     writer.send_data(V(1), C([("a", 1)]))
     writer.send_frontier(V(2))
-    with pytest.raises(module.VersionError, match=r"data sent at Version\(1\), but the frontier is already"):
+    late = re.escape(repr(V(1)))
+    with pytest.raises(module.VersionError, match=rf"data sent at {late}, but the frontier is already"):
         writer.send_data(V(1), C([("late", 1)]))
-    with pytest.raises(module.FrontierError, match=r"cannot move backwards from Version\(2\) to Version\(1\)"):
+    with pytest.raises(module.FrontierError, match=rf"cannot move backwards from {re.escape(repr(V(2)))} to "):
         writer.send_frontier(V(1))
     with pytest.raises(module.VersionError, match=r"must be a Version, not 3; write Version\(3\)"):
         writer.send_data(3, C([("b", 1)]))
