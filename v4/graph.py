@@ -172,6 +172,7 @@ class Scope:
 
     def __init__(self, parent: Scope | None, initial_frontier: Version) -> None:
         self.parent = parent
+        self.depth = parent.depth + 1 if parent else 0
         self.initial_frontier = initial_frontier
 
     def encloses(self, other: Scope) -> bool:
@@ -236,7 +237,7 @@ class GraphBuilder:
                     "an operator's inputs come from different GraphBuilders; build every "
                     "stream of one computation from one builder"
                 )
-        inner = max((stream._scope for stream in inputs), key=lambda s: len(s.initial_frontier.coords))
+        inner = max((stream._scope for stream in inputs), key=lambda scope: scope.depth)
         inputs = [stream._enter(inner) for stream in inputs]
         scope = scope or inner
         output = output or DifferenceStreamWriter(scope.initial_frontier)
