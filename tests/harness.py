@@ -101,6 +101,11 @@ def new_builder(stage: ModuleType) -> Any:
     return stage.GraphBuilder(stage.Version(0)) if hasattr(stage, "Version") else stage.GraphBuilder()
 
 
+def as_frontier(stage: ModuleType, version: Any) -> Any:
+    """The frontier of just ``version`` as ``stage`` spells it: the version itself, or (v5 on) its antichain."""
+    return stage.Antichain([version]) if hasattr(stage, "Antichain") else version
+
+
 def build_graph(stage: ModuleType, program: Callable[..., Any], inputs: int) -> tuple[list, Any, Any]:
     """``(writers, reader, graph)``: ``program`` built on ``inputs`` fresh inputs, its output read, finalized."""
     builder = new_builder(stage)

@@ -96,11 +96,11 @@ def test_input_misuse_is_refused_and_the_graph_stays_usable(stage: str) -> None:
     late = re.escape(repr(V(1)))
     with pytest.raises(module.VersionError, match=rf"data sent at {late}, but the frontier is already"):
         writer.send_data(V(1), C([("late", 1)]))
-    with pytest.raises(module.FrontierError, match=rf"cannot move backwards from {re.escape(repr(V(2)))} to "):
+    with pytest.raises(module.FrontierError, match=r"cannot move backwards from .*2.* to .*1"):
         writer.send_frontier(V(1))
     with pytest.raises(module.VersionError, match=r"must be a Version, not 3; write Version\(3\)"):
         writer.send_data(3, C([("b", 1)]))
-    with pytest.raises(module.FrontierError, match=r"must be a Version"):
+    with pytest.raises(module.FrontierError, match=r"a frontier must be an? (Antichain|Version)"):
         writer.send_frontier(3)
     with pytest.raises(module.RecordError, match="send_data takes a Collection"):
         writer.send_data(V(2), [("b", 1)])
