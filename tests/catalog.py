@@ -35,6 +35,28 @@ class Example:
     since: str = "v0"
     """The first stage with every concept the example needs."""
     notes: str = field(default="")
+    at: tuple | None = None
+    """Versions to evaluate at, where the document looks beyond the input versions (their joins)."""
+    differences: dict[Any, dict[Hashable, int]] | None = None
+    """The document's per-version output differences, where it prints them."""
+    messages: dict[str, list[tuple[Any, dict[Hashable, int]]]] = field(default_factory=dict)
+    """The document's debug lines for a stage (and the stages after it that share them), in order:
+    ``(version, difference)`` as each message left the program."""
+    documented: dict[str, dict[Any, dict[Hashable, int]]] = field(default_factory=dict)
+    """A stage whose documented output is not ``expected`` (v4's wrong answers), with that output."""
+    limitations: dict[str, str] = field(default_factory=dict)
+    """Stages known to get this example wrong, each with why: their output differs from from-scratch."""
+
+    def expected_on(self, stage: str) -> dict[Any, dict[Hashable, int]]:
+        """What the document says ``stage`` outputs."""
+        return self.documented.get(stage, self.expected)
+
+    def messages_on(self, stage: str) -> list[tuple[Any, dict[Hashable, int]]] | None:
+        """The document's debug lines for ``stage``: its own, or those of the latest stage before it."""
+        from tests.harness import STAGES
+
+        known = [s for s in self.messages if STAGES.index(s) <= STAGES.index(stage)]
+        return self.messages[max(known, key=STAGES.index)] if known else None
 
 
 # -- 002, v0 -----------------------------------------------------------------
@@ -87,6 +109,65 @@ def concat(a: Any, b: Any) -> Any:
 def count_by_key(collection: Any) -> Any:
     return collection.count()
 
+
+# -- 002, v4 and v5; 001 -------------------------------------------------------
+
+
+def geometric_series(collection: Any) -> Any:
+    """002's ``geometric_series`` body: every record times 2^k, kept while <= 50."""
+    return (
+        collection.map(lambda data: data * 2)
+        .concat(collection)
+        .filter(lambda data: data <= 50)
+        .map(lambda data: (data, ()))
+        .distinct()
+        .map(lambda data: data[0])
+        .consolidate()
+    )
+
+
+def iterate_geometric_series(collection: Any) -> Any:
+    return collection.iterate(geometric_series)
+
+
+def distinct_records(collection: Any) -> Any:
+    """``distinct`` over plain records: pair each with ``()``, distinct, unpair."""
+    return collection.map(lambda record: (record, ())).distinct().map(lambda pair: pair[0])
+
+
+def distinct_lengths(collection: Any) -> Any:
+    """001's operator: key strings by length, output ``("length: n", number of distinct strings)``."""
+    return (
+        collection.map(lambda string: (len(string), string))
+        .reduce(lambda values: [(len(values), 1)])
+        .map(lambda pair: (f"length: {pair[0]}", pair[1]))
+    )
+
+
+def reachable(roots: Any, edges: Any) -> Any:
+    """Every node reachable from ``roots`` along ``(source, target)`` edges (``edges`` used inside the loop)."""
+    return roots.iterate(
+        lambda reached: reached.map(lambda node: (node, ()))
+        .join(edges)
+        .map(lambda pair: pair[1][1])
+        .concat(roots)
+        .map(lambda node: (node, ()))
+        .distinct()
+        .map(lambda pair: pair[0])
+    )
+
+
+def noop_body(collection: Any) -> Any:
+    """002's liveness example: two maps that cancel, negated, added back to the input: always empty."""
+    return collection.iterate(
+        lambda inner: inner.map(lambda data: data + 1).map(lambda data: data - 1).negate().concat(inner)
+    )
+
+
+GEOMETRIC_SERIES_V0 = {1: 1, 2: 1, 4: 1, 8: 1, 16: 1, 32: 1}
+GEOMETRIC_SERIES_V1 = {**GEOMETRIC_SERIES_V0, 3: 1, 6: 1, 12: 1, 24: 1, 48: 1}
+GEOMETRIC_SERIES_V4_WRONG = {k: 1 for k in GEOMETRIC_SERIES_V1 if k != 3}
+"""002, v4: after retracting 3 only 3 goes; 6, 12, 24 and 48 stay."""
 
 EXAMPLES = [
     Example(
@@ -157,6 +238,111 @@ EXAMPLES = [
         expected={0: {("k", 1): 1}, 1: {("k", 2): 1}, 2: {("k", 3): 1}},
         printed="(the document describes, without printing, versions 0, 1 and 2 closing at once and "
         "reduce producing 0, then 1, then 2)",
+    ),
+]
+
+EXAMPLES += [
+    Example(
+        name="geometric_series",
+        source=f"{DOC_002}, v4 ('def geometric_series(collection)' and its outputs) and v5/vFinal ('When you run it')",
+        program=iterate_geometric_series,
+        inputs=[[(1, 0, 1), (16, 1, 1), (3, 1, 1), (3, 2, -1)]],
+        expected={0: GEOMETRIC_SERIES_V0, 1: GEOMETRIC_SERIES_V1, 2: GEOMETRIC_SERIES_V0},
+        printed="v4: version 2 only retracts 3 (wrong); v5: version 2 retracts 3, 6, 12, 24 and 48",
+        since="v0",
+        messages={
+            "v4": [
+                (0, {1: 1, 2: 1}), (0, {4: 1}), (0, {8: 1}), (0, {16: 1}), (0, {32: 1}),
+                (1, {3: 1, 6: 1}), (1, {12: 1}), (1, {24: 1}), (1, {48: 1}),
+                (2, {3: -1}),
+            ],
+            "v5": [
+                (0, {1: 1, 2: 1}), (0, {4: 1}), (0, {8: 1}), (0, {16: 1}), (0, {32: 1}),
+                (1, {3: 1, 6: 1, 16: 1, 32: 1}), (1, {12: 1}), (1, {24: 1}), (1, {16: -1, 48: 1}), (1, {32: -1}),
+                (2, {3: -1, 6: -1}), (2, {12: -1}), (2, {24: -1}), (2, {48: -1}),
+            ],
+        },
+        documented={"v4": {0: GEOMETRIC_SERIES_V0, 1: GEOMETRIC_SERIES_V1, 2: GEOMETRIC_SERIES_V4_WRONG}},
+        limitations={
+            "v4": "lexicographic versions make every iteration of versions 0 and 1 the past of version 2, so "
+            "distinct still holds the (6, 1) of version 1's second iteration and only 3 is retracted (002, v4)",
+        },
+    ),
+    Example(
+        name="household_distinct",
+        source=f"{DOC_002}, v5/vFinal: 'a collection composed of household items' ... 'we have to emit: (couch, -1)'",
+        program=distinct_records,
+        inputs=[[("chair", (0, 0), 4), ("desk", (0, 0), 2), ("towel", (0, 0), 5),
+                 ("couch", (1, 0), 1), ("couch", (0, 1), 1)]],
+        at=((0, 0), (0, 1), (1, 0), (1, 1)),
+        expected={
+            (0, 0): {"chair": 1, "desk": 1, "towel": 1},
+            (0, 1): {"chair": 1, "desk": 1, "towel": 1, "couch": 1},
+            (1, 0): {"chair": 1, "desk": 1, "towel": 1, "couch": 1},
+            (1, 1): {"chair": 1, "desk": 1, "towel": 1, "couch": 1},
+        },
+        differences={
+            (0, 0): {"chair": 1, "desk": 1, "towel": 1},
+            (0, 1): {"couch": 1},
+            (1, 0): {"couch": 1},
+            (1, 1): {"couch": -1},
+        },
+        printed="at (1, 0): [(couch, 1)]; at (0, 1): [(couch, 1)]; at (1, 1): (couch, -1)",
+        since="v5",
+    ),
+    Example(
+        name="distinct_lengths",
+        source="001_462e131350b64955.txt, 'Trying it out!': the operator counting distinct strings of each length",
+        program=distinct_lengths,
+        inputs=[[("a", (0, 0), 1), ("b", (0, 0), 3), ("cc", (0, 0), 2),
+                 ("a", (0, 1), -1), ("b", (0, 1), -3),
+                 ("a", (1, 0), -1), ("b", (1, 0), -1),
+                 ("a", (1, 1), 1), ("b", (1, 1), 2)]],
+        expected={
+            (0, 0): {("length: 1", 2): 1, ("length: 2", 1): 1},
+            (0, 1): {("length: 2", 1): 1},
+            (1, 0): {("length: 1", 1): 1, ("length: 2", 1): 1},
+            (1, 1): {("length: 1", 1): 1, ("length: 2", 1): 1},
+        },
+        differences={
+            (0, 0): {("length: 1", 2): 1, ("length: 2", 1): 1},
+            (0, 1): {("length: 1", 2): -1},
+            (1, 0): {("length: 1", 1): 1, ("length: 1", 2): -1},
+            (1, 1): {("length: 1", 2): 1},
+        },
+        printed='difference[(0, 0)] : [(("length: 1", 2), 1), (("length: 2", 1), 1)]; '
+        'difference[(0, 1)] : [(("length: 1", 2), -1)]; '
+        'difference[(1, 0)] : [(("length: 1", 1), 1), (("length: 1", 2), -1)]; '
+        'difference[(1, 1)] : [(("length: 1", 2), 1)]',
+        since="v5",
+        notes="The accumulated outputs follow from the inputs; at (1, 1) 001 says 'We would like the output "
+        "to be [((\"length: 1\", 1), 1), ((\"length: 2\", 1), 1)]'.",
+    ),
+    Example(
+        name="fraud_propagation",
+        source="001_462e131350b64955.txt, 'Limitations': risk spreads from a fraudster along transactions; "
+        "correcting the fraud data must un-label everyone it reached",
+        program=reachable,
+        inputs=[
+            [("you", 0, 1), ("you", 1, -1)],
+            [(("you", "ana"), 0, 1), (("ana", "bo"), 0, 1), (("bo", "ana"), 0, 1), (("bo", "cy"), 0, 1)],
+        ],
+        expected={0: {"you": 1, "ana": 1, "bo": 1, "cy": 1}, 1: {}},
+        printed="(001 states the outcome in prose: after the correction, nobody is risky)",
+        since="v0",
+        limitations={
+            "v4": "in lexicographic order the loop at version 1 starts from version 0's fixed point, where ana, "
+            "bo and cy support one another's labels, so retracting the source does not remove them",
+        },
+    ),
+    Example(
+        name="noop_body_converges",
+        source=f"{DOC_002}, liveness: 'This computation should converge in two iterations, regardless of the input'",
+        program=noop_body,
+        inputs=[[(1, 0, 1)]],
+        expected={0: {}},
+        printed="(002 prints nothing: the loop must end, with an empty output)",
+        since="v0",
     ),
 ]
 

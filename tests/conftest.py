@@ -30,3 +30,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "stage" in metafunc.fixturenames and not explicit:
         marker = metafunc.definition.get_closest_marker("since")
         metafunc.parametrize("stage", stages_since(marker.args[0] if marker else "v0"))
+
+
+@pytest.fixture
+def known_limitation(request: pytest.FixtureRequest):
+    """Call with a reason to list a passing test under "known limitations" in the run's summary."""
+    return lambda reason: request.node.user_properties.append(("known_limitation", reason))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    reasons = [
+        value
+        for report in terminalreporter.stats.get("passed", [])
+        for name, value in report.user_properties
+        if name == "known_limitation"
+    ]
+    if reasons:
+        terminalreporter.section("known limitations (documented, asserted, and passing)")
+        for reason in reasons:
+            terminalreporter.write_line(reason)

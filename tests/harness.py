@@ -50,17 +50,54 @@ def stage_module(stage: str) -> ModuleType:
     return importlib.import_module(stage)
 
 
-def run(stage: str, program: Callable[..., Any], inputs: Sequence[History]) -> Result:
-    """Run ``program`` on ``inputs`` with ``stage``; return the accumulated output at each input version."""
+def run(stage: str, program: Callable[..., Any], inputs: Sequence[History], at: Sequence | None = None) -> Result:
+    """Run ``program`` on ``inputs`` with ``stage``; return the accumulated output at each input version.
+
+    ``at`` names other versions to report instead (e.g. joins of input versions).
+    """
     versions = sorted({version for history in inputs for _, version, _ in history}, key=_version_key)
+    report = sorted(set(at), key=_version_key) if at is not None else versions
+    return _accumulate(_differences(stage, program, inputs, versions, report), report)
+
+
+def run_differences(stage: str, program: Callable[..., Any], inputs: Sequence[History]) -> Result:
+    """The output's difference at each version where it is not empty (the document's ``difference[t]``).
+
+    Dataflow stages report what they sent; the others are differenced over
+    the join closure of the input versions (Moebius inversion, 001).
+    """
+    versions = sorted({version for history in inputs for _, version, _ in history}, key=_version_key)
+    differences = _differences(stage, program, inputs, versions, join_closure(versions))
+    return {version: difference for version, difference in differences.items() if difference}
+
+
+def join_closure(versions: Sequence) -> list:
+    """``versions`` and the joins (coordinate-wise max) of all their subsets, sorted."""
+    closure = set(versions)
+    while True:
+        joins = {_join(a, b) for a in closure for b in closure} - closure
+        if not joins:
+            return sorted(closure, key=_version_key)
+        closure |= joins
+
+
+def _join(a: Any, b: Any) -> Any:
+    return max(a, b) if isinstance(a, int) else tuple(max(x, y) for x, y in zip(a, b, strict=True))
+
+
+def _differences(stage: str, program: Callable, inputs: Sequence[History], versions: list, report: list) -> Result:
+    """The output differences by version: what a stage sent, or for v0 its collections at ``report`` differenced."""
     if stage == "v0":
-        return _run_from_scratch(stage_module(stage), program, inputs, versions)
+        collections = _run_from_scratch(stage_module(stage), program, inputs, report)
+        return _moebius(collections)
     if STAGES.index(stage) < STAGES.index("v5") and any(not isinstance(version, int) for version in versions):
         raise NotImplementedError(
             f"{stage} has totally ordered versions; partially ordered (tuple) input versions arrive in v5"
         )
     runners = {"v1": _run_sequence, "v2": _run_graph_without_versions}
-    return runners.get(stage, _run_graph_with_versions)(stage_module(stage), program, inputs, versions)
+    if stage in runners:
+        return runners[stage](stage_module(stage), program, inputs, versions)
+    return _run_graph_with_versions(stage_module(stage), program, inputs, versions)
 
 
 def less_equal(a: Any, b: Any) -> bool:
@@ -84,7 +121,7 @@ def _consolidated(pairs: Any) -> dict[Hashable, int]:
 
 
 def _accumulate(differences: dict[Any, dict[Hashable, int]], versions: list) -> Result:
-    """The sum of the output differences at versions ``<=`` each input version."""
+    """The sum of the output differences at versions ``<=`` each of ``versions``."""
     return {
         version: _consolidated(
             pair
@@ -96,9 +133,9 @@ def _accumulate(differences: dict[Any, dict[Hashable, int]], versions: list) -> 
     }
 
 
-def new_builder(stage: ModuleType) -> Any:
-    """A GraphBuilder of a dataflow stage, starting at version 0 where the stage has versions."""
-    return stage.GraphBuilder(stage.Version(0)) if hasattr(stage, "Version") else stage.GraphBuilder()
+def new_builder(stage: ModuleType, zero: Any = 0) -> Any:
+    """A GraphBuilder of a dataflow stage, starting at version ``zero`` where the stage has versions."""
+    return stage.GraphBuilder(stage.Version(zero)) if hasattr(stage, "Version") else stage.GraphBuilder()
 
 
 def as_frontier(stage: ModuleType, version: Any) -> Any:
@@ -106,12 +143,31 @@ def as_frontier(stage: ModuleType, version: Any) -> Any:
     return stage.Antichain([version]) if hasattr(stage, "Antichain") else version
 
 
-def build_graph(stage: ModuleType, program: Callable[..., Any], inputs: int) -> tuple[list, Any, Any]:
+def build_graph(stage: ModuleType, program: Callable[..., Any], inputs: int, zero: Any = 0) -> tuple[list, Any, Any]:
     """``(writers, reader, graph)``: ``program`` built on ``inputs`` fresh inputs, its output read, finalized."""
-    builder = new_builder(stage)
+    builder = new_builder(stage, zero)
     streams, writers = zip(*(builder.new_input() for _ in range(inputs)), strict=True)
     reader = program(*streams).connect_reader()
     return list(writers), reader, builder.finalize()
+
+
+def _moebius(collections: Result) -> Result:
+    """Differences whose sums over versions ``<=`` each version give ``collections``.
+
+    ``difference[t] = collection[t] - sum(difference[s] for s < t)`` (001,
+    'Differential computation'); right when the versions are closed under join.
+    """
+    differences: Result = {}
+    for version in sorted(collections, key=_version_key):
+        earlier = _consolidated(
+            pair for other, difference in differences.items()
+            if other != version and less_equal(other, version) for pair in difference.items()
+        )
+        current = dict(collections[version])
+        for record, multiplicity in earlier.items():
+            current[record] = current.get(record, 0) - multiplicity
+        differences[version] = {record: m for record, m in current.items() if m != 0}
+    return differences
 
 
 def _run_from_scratch(stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list) -> Result:
@@ -137,7 +193,7 @@ def _differences_by_position(stage: ModuleType, history: History, versions: list
 def _run_sequence(stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list) -> Result:
     sequences = [stage.DifferenceSequence(_differences_by_position(stage, h, versions)) for h in inputs]
     output = program(*sequences)
-    return _accumulate({version: _consolidated(d) for version, d in zip(versions, output, strict=True)}, versions)
+    return {version: _consolidated(d) for version, d in zip(versions, output, strict=True)}
 
 
 def _run_graph_without_versions(
@@ -153,7 +209,7 @@ def _run_graph_without_versions(
             writer.send_data(column[position])
         _step_until(graph, lambda: not reader.is_empty())
         differences[version] = _consolidated(pair for output in reader.drain() for pair in output)
-    return _accumulate(differences, versions)
+    return differences
 
 
 def _step_until(graph: Any, done: Callable[[], bool]) -> None:
@@ -175,7 +231,7 @@ def _run_graph_with_versions(stage: ModuleType, program: Callable, inputs: Seque
     the way: no output data at a version the output frontier has passed.
     """
     spell = _Spelling(stage, versions)
-    writers, reader, graph = build_graph(stage, program, len(inputs))
+    writers, reader, graph = build_graph(stage, program, len(inputs), spell.zero)
     batches = [_batches(history) for history in inputs]
     differences: defaultdict[Any, dict] = defaultdict(dict)
     seen_frontier = spell.frontier([spell.zero])
@@ -207,7 +263,7 @@ def _run_graph_with_versions(stage: ModuleType, program: Callable, inputs: Seque
     final = spell.frontier([])
     _step_until(graph, lambda: not reader.probe_frontier_less_than(final))
     read()
-    return _accumulate({version: _consolidated(d.items()) for version, d in differences.items()}, versions)
+    return {version: _consolidated(d.items()) for version, d in differences.items()}
 
 
 class _Spelling:
@@ -249,11 +305,40 @@ def _batches(history: History) -> list[tuple[Any, list]]:
     return batches
 
 
-def run_or_skip(stage: str, program: Callable[..., Any], inputs: Sequence[History]) -> Result:
+def run_or_skip(
+    stage: str, program: Callable[..., Any], inputs: Sequence[History], at: Sequence | None = None
+) -> Result:
     """``run``, but a stage lacking a concept the program needs skips the test, with the stage's reason."""
     import pytest
 
     try:
-        return run(stage, program, inputs)
+        return run(stage, program, inputs, at)
     except NotImplementedError as missing:
         pytest.skip(f"{stage}: {missing}")
+
+
+def run_messages(stage: str, program: Callable[..., Any], inputs: Sequence[History]) -> list[tuple[Any, dict]]:
+    """The output's data messages, in order, when versions are fed one at a time as document 002 does.
+
+    For each input version in order: send every input's updates at it,
+    advance every input's frontier past it, and step until the output's
+    frontier has passed it. Returns ``(version, difference)`` per message.
+    """
+    module = stage_module(stage)
+    versions = sorted({version for history in inputs for _, version, _ in history})
+    spell = _Spelling(module, versions)
+    writers, reader, graph = build_graph(module, program, len(inputs), spell.zero)
+    result = []
+    for version in versions:
+        for writer, history in zip(writers, inputs, strict=True):
+            updates = [(record, m) for record, at, m in history if at == version]
+            if updates:
+                writer.send_data(module.Version(version), module.Collection(updates))
+            writer.send_frontier(module.Version(version + 1))
+        _step_until(graph, lambda v=version: not reader.probe_frontier_less_than(module.Version(v + 1)))
+        result += [
+            (spell.plain(message.version), message.collection.as_dict())
+            for message in reader.drain()
+            if isinstance(message, module.DataMessage)
+        ]
+    return result

@@ -46,3 +46,44 @@ BINARY: dict[str, Any] = {
     "three_way_join": lambda a, b: a.join(b).map(lambda r: (r[1][1] % 3, r[0])).join(a),
     "min_of_concat": lambda a, b: a.concat(b).min(),
 }
+
+
+def reachability(roots: Any, edges: Any) -> Any:
+    """Nodes reachable from ``roots`` along ``(source, target)`` edges; ``edges`` is entered into the loop."""
+    return roots.iterate(
+        lambda reached: reached.map(lambda node: (node, ()))
+        .join(edges)
+        .map(lambda pair: pair[1][1])
+        .concat(roots)
+        .map(lambda node: (node, ()))
+        .distinct()
+        .map(lambda pair: pair[0])
+    )
+
+
+def connected_components(edges: Any) -> Any:
+    """``(node, least node id in its component)`` by label propagation over undirected edges."""
+    both_ways = edges.concat(edges.map(lambda edge: (edge[1], edge[0])))
+    labels = both_ways.map(lambda edge: (edge[0], edge[0])).distinct()
+    return labels.iterate(
+        lambda inner: inner.join(both_ways).map(lambda pair: (pair[1][1], pair[1][0])).concat(inner).min()
+    )
+
+
+def doubling_to_fifty(numbers: Any) -> Any:
+    """002's geometric series as a loop: each number times 2^k while <= 50, distinct at the end of the body."""
+    return numbers.iterate(
+        lambda inner: inner.map(lambda n: n * 2)
+        .concat(inner)
+        .filter(lambda n: n <= 50)
+        .map(lambda n: (n, ()))
+        .distinct()
+        .map(lambda pair: pair[0])
+    )
+
+
+ITERATIVE: dict[str, Any] = {
+    "reachability": reachability,
+    "connected_components": connected_components,
+    "doubling_to_fifty": doubling_to_fifty,
+}

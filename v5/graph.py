@@ -276,8 +276,8 @@ class DifferenceStreamBuilder:
             return self
         if not self._scope.encloses(scope):
             raise GraphError(
-                "a stream built inside an iterate body is used outside it; only the stream "
-                "iterate returns leaves the loop"
+                "a stream built inside one iterate body is combined with a stream of another loop "
+                "it is not nested in; only the stream iterate returns leaves its loop"
             )
         if scope not in self._entered:
             outer = self._enter(scope.parent)

@@ -311,7 +311,7 @@ class Feedback(UnaryOperator):
     that cancels out stops instead of circling forever.
 
     Frontier rule. The output frontier is the input frontier one iteration on,
-    except that an element ``e = (v, j)`` is dropped once the loop has
+    never moving backwards, except that an element ``e = (v, j)`` is dropped once the loop has
     provably converged on everything only ``e`` still allows: when, for
     ``k = j - 1 >= 1``, every finished version ``(w, k)`` at which the body's
     output changed is ``>=`` one of the other elements. Why that is sound:
@@ -360,9 +360,12 @@ class Feedback(UnaryOperator):
             self.send(version.increment(), updates)
 
     def output_frontier(self, frontier: Antichain) -> Antichain:
-        return Antichain(
+        advanced = Antichain(
             element.increment() for element in frontier.elements if not self._converged(element, frontier)
         )
+        # A region found converged stays converged, but the input frontier that showed it may be
+        # followed by one, still in flight from before, that no longer does: keep what was shown.
+        return advanced.join(self.output.frontier)
 
     def _converged(self, element: Version, frontier: Antichain) -> bool:
         iteration = element.coords[-1] - 1

@@ -181,6 +181,10 @@ class Antichain:
         """The frontier allowing what either allows: the minimal elements of both."""
         return Antichain(self.elements + other.elements)
 
+    def join(self, other: Antichain) -> Antichain:
+        """The frontier allowing what both allow: the minimal joins of an element of each."""
+        return Antichain(mine.join(theirs) for mine in self.elements for theirs in other.elements)
+
     def extend(self) -> Antichain:
         return Antichain(element.extend() for element in self.elements)
 

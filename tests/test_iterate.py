@@ -1,0 +1,226 @@
+"""Loops: v5 (and later) equal v0 from scratch on random histories; loops converge, end, and go quiet.
+
+Sources: shared/seeds/002_74f1d5592741c2fb.txt, "v4: Multidimensional
+versions", "v5/vFinal: Partially ordered versions" (the (version, iteration)
+table, liveness) and shared/seeds/001_462e131350b64955.txt (the fraud example).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.harness import build_graph, join_closure, run, run_or_skip, stage_module
+from tests.programs import connected_components, doubling_to_fifty, reachability
+
+nodes = st.integers(0, 5)
+int_versions = st.integers(0, 3)
+tuple_versions = st.tuples(st.integers(0, 2), st.integers(0, 2))
+
+
+def insert_then_retract(records: st.SearchStrategy, versions: st.SearchStrategy) -> st.SearchStrategy:
+    """Histories whose accumulations never go negative: records inserted, some later retracted, in any order."""
+
+    @st.composite
+    def history(draw: st.DrawFn) -> list:
+        updates = []
+        for record, version in draw(st.lists(st.tuples(records, versions), max_size=8)):
+            updates.append((record, version, 1))
+            later = draw(st.one_of(st.none(), versions))
+            if later is not None and _less_equal(version, later) and later != version:
+                updates.append((record, later, -1))
+        return draw(st.permutations(updates))
+
+    return history()
+
+
+def _less_equal(a, b) -> bool:
+    return a <= b if isinstance(a, int) else all(x <= y for x, y in zip(a, b, strict=True))
+
+
+edges_over = {
+    "int": insert_then_retract(st.tuples(nodes, nodes), int_versions),
+    "tuple": insert_then_retract(st.tuples(nodes, nodes), tuple_versions),
+}
+
+
+@st.composite
+def roots_over(draw: st.DrawFn, versions: st.SearchStrategy) -> list:
+    """Node 0 is a root from the start and may be removed later, plus other roots inserted and retracted."""
+    zero = draw(versions)
+    history = [(0, zero, 1)]
+    removed = draw(st.one_of(st.none(), versions))
+    if removed is not None and _less_equal(zero, removed) and removed != zero:
+        history.append((0, removed, -1))
+    return history + draw(insert_then_retract(nodes, versions))
+
+
+def versions_to_check(inputs: list) -> list:
+    """Input versions and all their joins: where outputs of partially ordered inputs can change."""
+    return join_closure({version for history in inputs for _, version, _ in history})
+
+
+@pytest.mark.since("v5")
+@pytest.mark.parametrize("kind", ["int", "tuple"])
+@given(data=st.data())
+def test_reachability_equals_from_scratch(stage: str, kind: str, data: st.DataObject) -> None:
+    versions = int_versions if kind == "int" else tuple_versions
+    inputs = [data.draw(roots_over(versions)), data.draw(edges_over[kind])]
+    at = versions_to_check(inputs)
+    assert run_or_skip(stage, reachability, inputs, at) == run("v0", reachability, inputs, at)
+
+
+@pytest.mark.since("v5")
+@pytest.mark.parametrize("kind", ["int", "tuple"])
+@given(data=st.data())
+def test_connected_components_equal_from_scratch(stage: str, kind: str, data: st.DataObject) -> None:
+    inputs = [data.draw(edges_over[kind])]
+    at = versions_to_check(inputs)
+    assert run_or_skip(stage, connected_components, inputs, at) == run("v0", connected_components, inputs, at)
+
+
+@pytest.mark.since("v5")
+@pytest.mark.parametrize("kind", ["int", "tuple"])
+@given(data=st.data())
+def test_geometric_series_equals_from_scratch(stage: str, kind: str, data: st.DataObject) -> None:
+    versions = int_versions if kind == "int" else tuple_versions
+    inputs = [data.draw(insert_then_retract(st.integers(1, 13), versions))]
+    at = versions_to_check(inputs)
+    assert run_or_skip(stage, doubling_to_fifty, inputs, at) == run("v0", doubling_to_fifty, inputs, at)
+
+
+@pytest.mark.since("v4")
+@given(data=st.data())
+def test_loops_on_inputs_that_only_grow_equal_from_scratch(stage: str, data: st.DataObject) -> None:
+    """002, v4: lexicographic loops are right while records are only ever added."""
+    grow = st.lists(st.tuples(st.tuples(nodes, nodes), int_versions, st.just(1)), max_size=8)
+    roots = st.lists(st.tuples(nodes, int_versions, st.just(1)), max_size=3)
+    inputs = [[(0, 0, 1), *data.draw(roots)], data.draw(grow)]
+    assert run(stage, reachability, inputs) == run("v0", reachability, inputs)
+
+
+@pytest.mark.since("v5")
+@given(history=insert_then_retract(st.integers(1, 13), int_versions))
+def test_version_iteration_table(stage: str, history: list) -> None:
+    """002's table: the loop's differences at all (v', i') <= (v, i) add up to f applied i times to A[v]."""
+    module = stage_module(stage)
+
+    def step(collection):
+        return (collection.map(lambda n: n * 2).concat(collection).filter(lambda n: n <= 50)
+                .map(lambda n: (n, ())).distinct().map(lambda pair: pair[0]))
+
+    readers = []
+    program = lambda numbers: numbers.iterate(lambda inner: (readers.append(inner.connect_reader()), step(inner))[1])  # noqa: E731
+    run(stage, program, [history])
+    differences: dict = {}
+    for message in readers[0].drain():
+        if isinstance(message, module.DataMessage):
+            difference = differences.setdefault(message.version.coords, {})
+            for record, multiplicity in message.collection:
+                difference[record] = difference.get(record, 0) + multiplicity
+    for (version, iteration) in differences:
+        accumulated: dict = {}
+        for (v, i), difference in differences.items():
+            if v <= version and i <= iteration:
+                for record, multiplicity in difference.items():
+                    accumulated[record] = accumulated.get(record, 0) + multiplicity
+        expected = module.Collection([(record, m) for record, at, m in history if at <= version])
+        for _ in range(iteration):
+            expected = step(expected)
+        assert {r: m for r, m in accumulated.items() if m} == expected.as_dict()
+
+
+@pytest.mark.since("v4")
+def test_noop_body_converges_in_two_iterations(stage: str) -> None:
+    """002, liveness: two maps that cancel, negated and added back: the loop stops after iterations 0 and 1."""
+    module = stage_module(stage)
+    seen = []
+
+    def body(inner):
+        return inner.map(lambda d: d + 1).map(lambda d: d - 1).negate().concat(inner).debug(
+            "body", sink=lambda line: seen.append(line))
+
+    (writer,), reader, graph = build_graph(module, lambda c: c.iterate(body), 1)
+    writer.send_data(module.Version(0), module.Collection([(1, 1)]))
+    writer.send_frontier(module.Version(1))
+    for _ in range(20):
+        if not reader.probe_frontier_less_than(module.Version(1)):
+            break
+        graph.step()
+    assert not reader.probe_frontier_less_than(module.Version(1))
+    iterations = {line.split("version: Version((0, ")[1][0] for line in seen if "data:" in line}
+    assert iterations == {"0", "1"}
+
+
+def count_sends(graph) -> list[int]:
+    """Make every operator's output count what it sends; returns the counter."""
+    counter = [0]
+    for operator in graph._operators:
+        for name in ("send_data", "send_frontier"):
+            original = getattr(operator.output, name)
+
+            def counting(*args, original=original):
+                counter[0] += 1
+                return original(*args)
+
+            setattr(operator.output, name, counting)
+    return counter
+
+
+@pytest.mark.since("v4")
+@pytest.mark.parametrize("program", ["reachability", "geometric"])
+def test_graph_goes_quiet_after_inputs_stop(stage: str, program: str) -> None:
+    """002, liveness: once inputs stop, the graph finishes within a step budget and then sends nothing more."""
+    module = stage_module(stage)
+    V, C = module.Version, module.Collection
+    if program == "reachability":
+        (roots, edges), reader, graph = build_graph(module, reachability, 2)
+        roots.send_data(V(0), C([(0, 1)]))
+        edges.send_data(V(0), C([((i, i + 1), 1) for i in range(10)]))
+        writers = [roots, edges]
+    else:
+        (numbers,), reader, graph = build_graph(module, doubling_to_fifty, 1)
+        numbers.send_data(V(0), C([(1, 1), (3, 1)]))
+        writers = [numbers]
+    for writer in writers:
+        writer.send_frontier(V(1))
+    for steps in itertools.count():
+        assert steps < 200, "the loop did not finish within 200 steps"
+        if not reader.probe_frontier_less_than(V(1)):
+            break
+        graph.step()
+    for writer in writers:
+        writer.send_frontier(V(2))
+    for _ in range(50):
+        graph.step()
+    counter = count_sends(graph)
+    for _ in range(10):
+        graph.step()
+    assert counter[0] == 0, f"{counter[0]} messages sent after the inputs stopped"
+
+
+@pytest.mark.since("v4")
+def test_a_loop_that_never_converges_raises(stage: str) -> None:
+    module = stage_module(stage)
+    (writer,), _, graph = build_graph(
+        module, lambda c: c.iterate(lambda x: x.map(lambda n: n + 1), max_iterations=20), 1)
+    writer.send_data(module.Version(0), module.Collection([(0, 1)]))
+    writer.send_frontier(module.Version(1))
+    with pytest.raises(module.IterationError, match=r"did not converge .* within 20 iterations"):
+        for _ in range(100):
+            graph.step()
+
+
+@pytest.mark.since("v4")
+def test_streams_of_two_loops_do_not_mix(stage: str) -> None:
+    module = stage_module(stage)
+    builder = module.GraphBuilder(module.Version(0))
+    source, _ = builder.new_input()
+    first, second = [], []
+    source.iterate(lambda x: (first.append(x), x.distinct())[1])
+    source.iterate(lambda x: (second.append(x), x.distinct())[1])
+    with pytest.raises(module.GraphError, match="another loop it is not nested in"):
+        first[0].concat(second[0])
