@@ -27,9 +27,9 @@ class Index:
     """key -> version -> list of ``(value, multiplicity)``.
 
     Invariant: every key in ``_values`` has at least one version, and every
-    version a non-empty list. Keys not in ``_dirty`` hold one version whose
-    list is consolidated (one entry per value, none zero); ``compact``
-    restores that for the dirty ones as far as the frontier allows.
+    version a non-empty list. Keys not in ``_dirty`` hold consolidated lists
+    (one entry per value, none zero) at versions advanced by the frontier of
+    their last compaction; ``compact`` restores that for the dirty ones.
     """
 
     def __init__(self) -> None:
@@ -102,14 +102,13 @@ class Index:
     def compact(self, frontier: Antichain) -> None:
         """Advance the versions of every key changed since the last compaction by ``frontier``, and merge.
 
-        Only versions the frontier has passed move, so a key with data at a
-        version beyond the frontier, or at versions that stay apart, stays
-        dirty for a later compaction.
+        Simplification: a key is compacted when it changes, not again later.
+        With partially ordered versions a key may keep several versions that no
+        frontier will merge for a long time (one per iteration of a loop, say);
+        revisiting all of them at every frontier would cost time proportional
+        to the data. Versions that only a later frontier could merge wait for
+        the key's next change (Rust DD merges its traces' batches in the background).
         """
-        # A fresh set, not discards from the old one: a set never shrinks, and
-        # walking one that once held every key would cost time proportional to
-        # the data on every later compaction.
-        still_dirty = set()
         for key in self._dirty:
             merged: defaultdict[Version, defaultdict[Value, Multiplicity]] = defaultdict(lambda: defaultdict(int))
             for version, values in self._values[key].items():
@@ -123,6 +122,5 @@ class Index:
                     versions[version] = values
             if not versions:
                 del self._values[key]
-            elif len(versions) > 1:
-                still_dirty.add(key)
-        self._dirty = still_dirty
+        # A fresh set, not clear(): the old one's table is sized for every key ever dirty at once.
+        self._dirty = set()
