@@ -331,8 +331,9 @@ EXAMPLES += [
         printed="(001 states the outcome in prose: after the correction, nobody is risky)",
         since="v0",
         limitations={
-            "v4": "in lexicographic order the loop at version 1 starts from version 0's fixed point, where ana, "
-            "bo and cy support one another's labels, so retracting the source does not remove them",
+            "v4": "in lexicographic order the loop at version 1 starts from version 0's fixed point, where ana "
+            "and bo (who transact both ways) keep each other labelled, and cy through bo, so retracting the "
+            "source removes only the source",
         },
     ),
     Example(

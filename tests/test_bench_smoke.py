@@ -11,3 +11,10 @@ from tests.bench.bench_updates import STAGES, measure
 @pytest.mark.parametrize("stage", STAGES)
 def test_bench_workload_runs_and_checks_its_output(stage: str, workload: str) -> None:
     assert measure(stage, workload, n=50, updates=5) >= 0
+
+
+def test_reachability_bench_runs() -> None:
+    from tests.bench.bench_reachability import measure as measure_reachability
+
+    load, update, reached = measure_reachability("v5", 60, updates=4)
+    assert load >= 0 and update >= 0 and reached >= 1

@@ -17,7 +17,7 @@ import sys
 import textwrap
 
 from tests.catalog import EXAMPLES, Example
-from tests.harness import PRESENT_STAGES, Result, run
+from tests.harness import PRESENT_STAGES, Result, run, run_messages
 
 WIDTH = 100
 
@@ -41,27 +41,56 @@ def tour_example(example: Example) -> list[str]:
         print(textwrap.indent(textwrap.fill(f"note: {example.notes}", WIDTH - 2), "  "))
     last = max(example.expected, key=lambda version: (version,) if isinstance(version, int) else version)
     print(f"  expected at version {last}: {show(example.expected[last])}")
-    from_scratch: Result = run("v0", example.program, example.inputs)
+    from_scratch: Result = run("v0", example.program, example.inputs, example.at)
     failures = []
     for stage in PRESENT_STAGES:
         try:
-            result = run(stage, example.program, example.inputs)
+            result = run(stage, example.program, example.inputs, example.at)
         except NotImplementedError as missing:
             print(f"  {stage:>5}  cannot run it: {missing}")
             continue
-        document_ok = result == example.expected
+        document_ok = result == example.expected_on(stage)
         scratch_ok = result == from_scratch
-        verdict = ("matches the document" if document_ok else "DIFFERS from the document") + ", " + (
-            "matches from-scratch" if scratch_ok else "DIFFERS from from-scratch"
-        )
+        limitation = example.limitations.get(stage)
+        if limitation:
+            # The document says this stage is wrong here; being wrong (as documented) is the expected outcome.
+            ok = not scratch_ok and (stage not in example.documented or document_ok)
+            verdict = "wrong, as the document says (known limitation)" if ok else "NOT the documented behaviour"
+        else:
+            ok = document_ok and scratch_ok
+            verdict = ("matches the document" if document_ok else "DIFFERS from the document") + ", " + (
+                "matches from-scratch" if scratch_ok else "DIFFERS from from-scratch"
+            )
         count = f"{len(result)} version{'s' if len(result) != 1 else ''}"
         print(f"  {stage:>5}  {show(result.get(last, {}))}   [{count}: {verdict}]")
-        if not (document_ok and scratch_ok):
+        if limitation:
+            print(textwrap.indent(textwrap.fill(f"why: {limitation}", WIDTH - 9), " " * 9))
+        if not ok:
             failures.append(stage)
+        if not ok or limitation:
             for version in example.expected:
                 if result.get(version) != example.expected[version]:
-                    print(f"         at version {version}: got {show(result.get(version, {}))}")
+                    print(f"         at version {version}: got {show(result.get(version, {}))}, "
+                          f"from scratch {show(example.expected[version])}")
+        failures += show_messages(example, stage)
     return failures
+
+
+def show_messages(example: Example, stage: str) -> list[str]:
+    """Where the document prints a stage's debug lines, print the stage's own beside them."""
+    documented = example.messages_on(stage)
+    if documented is None:
+        return []
+    produced = run_messages(stage, example.program, example.inputs)
+    print(f"         debug lines, {stage} | document:")
+    for index in range(max(len(produced), len(documented))):
+        mine = produced[index] if index < len(produced) else None
+        theirs = documented[index] if index < len(documented) else None
+        mark = "  " if mine == theirs else "!="
+        left = f"{mine[0]}: {show(mine[1])}" if mine else "-"
+        right = f"{theirs[0]}: {show(theirs[1])}" if theirs else "-"
+        print(f"         {left:<44} {mark} {right}")
+    return [] if produced == documented else [f"{stage} (debug lines)"]
 
 
 def main(argv: list[str] | None = None) -> int:
