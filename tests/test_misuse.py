@@ -131,3 +131,19 @@ def test_bad_records_inside_the_graph_leave_it_usable(stage: str) -> None:
         graph.step()
     data = [m.collection.as_dict() for m in reader.drain() if isinstance(m, module.DataMessage)]
     assert data == [{("k", (1, 2)): 1}]
+
+
+@pytest.mark.since("v4")
+def test_versions_of_another_dimension_are_refused(stage: str) -> None:
+    module = stage_module(stage)
+    V, C = module.Version, module.Collection
+    (writer,), reader, graph = build_graph(module, lambda source: source.count(), 1)
+    with pytest.raises(module.VersionError, match=r"has 2 coordinates, but this stream's versions have 1"):
+        writer.send_data(V((0, 0)), C([(("k", 1), 1)]))
+    with pytest.raises(module.FrontierError, match=r"do not mix versions of different dimensions"):
+        writer.send_frontier(V((1, 0)))
+    writer.send_data(V(0), C([(("k", 1), 1)]))
+    writer.send_frontier(V(1))
+    while reader.probe_frontier_less_than(V(1)):
+        graph.step()
+    assert [m.collection.as_dict() for m in reader.drain() if isinstance(m, module.DataMessage)] == [{("k", 1): 1}]
