@@ -170,6 +170,12 @@ def _moebius(collections: Result) -> Result:
     return differences
 
 
+def data_until(stage: ModuleType, graph: Any, reader: Any, version: Any) -> list[dict]:
+    """Step until ``reader``'s frontier passes ``version``; the data messages read, as ``{record: m}``."""
+    _step_until(graph, lambda: not reader.probe_frontier_less_than(version))
+    return [message.collection.as_dict() for message in reader.drain() if isinstance(message, stage.DataMessage)]
+
+
 def _run_from_scratch(stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list) -> Result:
     result = {}
     for version in versions:

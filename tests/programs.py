@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.catalog import geometric_series
+from tests.catalog import reachable as reachability
+
 
 def top_two(values: list) -> list:
     """A reduction with no algebraic shortcut: the two largest present values, as one tuple."""
@@ -48,19 +51,6 @@ BINARY: dict[str, Any] = {
 }
 
 
-def reachability(roots: Any, edges: Any) -> Any:
-    """Nodes reachable from ``roots`` along ``(source, target)`` edges; ``edges`` is entered into the loop."""
-    return roots.iterate(
-        lambda reached: reached.map(lambda node: (node, ()))
-        .join(edges)
-        .map(lambda pair: pair[1][1])
-        .concat(roots)
-        .map(lambda node: (node, ()))
-        .distinct()
-        .map(lambda pair: pair[0])
-    )
-
-
 def connected_components(edges: Any) -> Any:
     """``(node, least node id in its component)`` by label propagation over undirected edges."""
     both_ways = edges.concat(edges.map(lambda edge: (edge[1], edge[0])))
@@ -70,17 +60,10 @@ def connected_components(edges: Any) -> Any:
     )
 
 
-def doubling_to_fifty(numbers: Any) -> Any:
-    """002's geometric series as a loop: each number times 2^k while <= 50, distinct at the end of the body."""
-    return numbers.iterate(
-        lambda inner: inner.map(lambda n: n * 2)
-        .concat(inner)
-        .filter(lambda n: n <= 50)
-        .map(lambda n: (n, ()))
-        .distinct()
-        .map(lambda pair: pair[0])
-    )
 
+def doubling_to_fifty(numbers: Any) -> Any:
+    """002's geometric series as a loop: each number times 2^k while <= 50."""
+    return numbers.iterate(geometric_series)
 
 ITERATIVE: dict[str, Any] = {
     "reachability": reachability,

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.harness import build_graph, new_builder, run, run_or_skip, stage_module
+from tests.harness import build_graph, data_until, new_builder, run, run_or_skip, stage_module
 
 
 @pytest.mark.parametrize(
@@ -108,10 +108,7 @@ def test_input_misuse_is_refused_and_the_graph_stays_usable(stage: str) -> None:
         V(-1)
     writer.send_data(V(2), C([("b", 1)]))
     writer.send_frontier(V(3))
-    while reader.probe_frontier_less_than(V(3)):
-        graph.step()
-    data = [m.collection.as_dict() for m in reader.drain() if isinstance(m, module.DataMessage)]
-    assert data == [{("a", 1): 1}, {("b", 1): 1}]
+    assert data_until(module, graph, reader, V(3)) == [{("a", 1): 1}, {("b", 1): 1}]
 
 
 @pytest.mark.since("v3")
@@ -127,10 +124,7 @@ def test_bad_records_inside_the_graph_leave_it_usable(stage: str) -> None:
     write_b.send_data(V(0), C([(("k", 2), 1)]))
     for writer in (write_a, write_b):
         writer.send_frontier(V(1))
-    while reader.probe_frontier_less_than(V(1)):
-        graph.step()
-    data = [m.collection.as_dict() for m in reader.drain() if isinstance(m, module.DataMessage)]
-    assert data == [{("k", (1, 2)): 1}]
+    assert data_until(module, graph, reader, V(1)) == [{("k", (1, 2)): 1}]
 
 
 @pytest.mark.since("v4")
@@ -144,6 +138,4 @@ def test_versions_of_another_dimension_are_refused(stage: str) -> None:
         writer.send_frontier(V((1, 0)))
     writer.send_data(V(0), C([(("k", 1), 1)]))
     writer.send_frontier(V(1))
-    while reader.probe_frontier_less_than(V(1)):
-        graph.step()
-    assert [m.collection.as_dict() for m in reader.drain() if isinstance(m, module.DataMessage)] == [{("k", 1): 1}]
+    assert data_until(module, graph, reader, V(1)) == [{("k", 1): 1}]
