@@ -16,6 +16,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.harness import STAGES, run
+
 DOC_002 = "002_74f1d5592741c2fb.txt"
 
 
@@ -53,8 +55,6 @@ class Example:
 
     def messages_on(self, stage: str) -> list[tuple[Any, dict[Hashable, int]]] | None:
         """The document's debug lines for ``stage``: its own, or those of the latest stage before it."""
-        from tests.harness import STAGES
-
         known = [s for s in self.messages if STAGES.index(s) <= STAGES.index(stage)]
         return self.messages[max(known, key=STAGES.index)] if known else None
 
@@ -348,3 +348,31 @@ EXAMPLES += [
 ]
 
 BY_NAME = {example.name: example for example in EXAMPLES}
+
+
+def check_stage(stage: str) -> list[str]:
+    """Run every example on ``stage`` against the documents and from-scratch; one line of outcome each.
+
+    Raises AssertionError on the first disagreement. A stage listed in an
+    example's ``limitations`` must be wrong as the document says: its
+    documented output where one is printed, and different from from-scratch.
+    """
+    lines = []
+    for example in EXAMPLES:
+        try:
+            result = run(stage, example.program, example.inputs, example.at)
+        except NotImplementedError as missing:
+            lines.append(f"skipped {example.name}: {missing}")
+            continue
+        from_scratch = run("v0", example.program, example.inputs, example.at)
+        if stage in example.limitations:
+            if stage in example.documented:
+                assert result == example.documented[stage], f"{example.name}: {result} is not the documented output"
+            assert result != from_scratch, f"{example.name} was documented as wrong on {stage}, but is right"
+            lines.append(f"limited {example.name}: {example.limitations[stage]}")
+        else:
+            assert result == example.expected, f"{example.name}: {result} != {example.expected}"
+            assert result == from_scratch, f"{example.name} differs from v0 from scratch"
+            lines.append(f"ok      {example.name}")
+    assert any(line.startswith(("ok", "limited")) for line in lines), f"no catalog example ran on {stage}"
+    return lines
