@@ -347,6 +347,32 @@ EXAMPLES += [
     ),
 ]
 
+# -- 000 -----------------------------------------------------------------------
+
+DOC_000 = "000_60294c000a3077be.txt"
+
+
+def name_lengths(names: Any) -> Any:
+    """000's ``map(|x| (x, x.len()))``."""
+    return names.map(lambda name: (name, len(name)))
+
+
+EXAMPLES += [
+    Example(
+        name="names_with_lengths",
+        source=f"{DOC_000}, 'Differential dataflow background': the update stream of names, mapped to (name, length)",
+        program=name_lengths,
+        inputs=[[("frank", 6, 1), ("frank", 8, 1), ("david", 8, 1), ("frank", 9, -2)]],
+        expected={
+            6: {("frank", 5): 1},
+            8: {("frank", 5): 2, ("david", 5): 1},
+            9: {("david", 5): 1},
+        },
+        differences={6: {("frank", 5): 1}, 8: {("frank", 5): 1, ("david", 5): 1}, 9: {("frank", 5): -2}},
+        printed='(("frank", 5), 6, +1) (("frank", 5), 8, +1) (("david", 5), 8, +1) (("frank", 5), 9, -2)',
+    ),
+]
+
 BY_NAME = {example.name: example for example in EXAMPLES}
 
 
