@@ -14,7 +14,7 @@ import pytest
 
 from tests.catalog import EQUAL_COLLECTIONS, EXAMPLES, Example
 from tests.conftest import stages_since
-from tests.harness import PRESENT_STAGES, run, run_differences, run_messages, run_or_skip, stage_module
+from tests.harness import PRESENT_STAGES, run_differences, run_messages, run_or_skip, stage_module
 
 CASES = [(example, stage) for example in EXAMPLES for stage in stages_since(example.since)]
 IDS = [f"{example.name}-{stage}" for example, stage in CASES]
@@ -23,7 +23,7 @@ IDS = [f"{example.name}-{stage}" for example, stage in CASES]
 @pytest.mark.parametrize(("example", "stage"), CASES, ids=IDS)
 def test_example_gives_what_the_document_gives(example: Example, stage: str, known_limitation) -> None:
     result = run_or_skip(stage, example.program, example.inputs, example.at)
-    from_scratch = run("v0", example.program, example.inputs, example.at)
+    from_scratch = example.from_scratch()
     if stage in example.limitations:
         # The document says this stage is wrong here: its documented output if it prints one, and not the truth.
         if stage in example.documented:

@@ -38,7 +38,11 @@ def test_stages_loaded_together_stay_apart() -> None:
         assert module.Collection.__module__ == f"{module.__name__}.collection"
 
 
-@pytest.mark.parametrize(("before", "after"), list(pairwise(PRESENT_STAGES)))
+LADDER = [stage for stage in PRESENT_STAGES if stage != "final"]
+"""final/ is a package laid out by concept (one module per operator family), not a copy of v5's files."""
+
+
+@pytest.mark.parametrize(("before", "after"), list(pairwise(LADDER)))
 def test_files_keep_their_names(before: str, after: str) -> None:
     names = {path.name for path in (ROOT / before).glob("*.py")}
     later = {path.name for path in (ROOT / after).glob("*.py")}

@@ -17,7 +17,7 @@ import sys
 import textwrap
 
 from tests.catalog import EXAMPLES, Example
-from tests.harness import PRESENT_STAGES, Result, run, run_messages
+from tests.harness import PRESENT_STAGES, STAGES, Result, run, run_messages
 
 WIDTH = 100
 
@@ -41,9 +41,12 @@ def tour_example(example: Example) -> list[str]:
         print(textwrap.indent(textwrap.fill(f"note: {example.notes}", WIDTH - 2), "  "))
     last = max(example.expected, key=lambda version: (version,) if isinstance(version, int) else version)
     print(f"  expected at version {last}: {show(example.expected[last])}")
-    from_scratch: Result = run("v0", example.program, example.inputs, example.at)
+    from_scratch: Result = example.from_scratch()
     failures = []
     for stage in PRESENT_STAGES:
+        if STAGES.index(stage) < STAGES.index(example.since):
+            print(f"  {stage:>5}  cannot run it: its operators arrive in {example.since}")
+            continue
         try:
             result = run(stage, example.program, example.inputs, example.at)
         except NotImplementedError as missing:

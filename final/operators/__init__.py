@@ -1,0 +1,26 @@
+"""The operator families of the engine, one module each."""
+
+from .base import BinaryOperator, DataMessage, FrontierMessage, Operator, UnaryOperator
+from .iterate import Egress, Enter, Feedback, Ingress
+from .join import Join
+from .linear import Concat, Debug, LinearUnaryOperator, Logic
+from .reduce import Consolidate, Reduce
+
+__all__ = [
+    "BinaryOperator",
+    "Concat",
+    "Consolidate",
+    "DataMessage",
+    "Debug",
+    "Egress",
+    "Enter",
+    "Feedback",
+    "FrontierMessage",
+    "Ingress",
+    "Join",
+    "LinearUnaryOperator",
+    "Logic",
+    "Operator",
+    "Reduce",
+    "UnaryOperator",
+]

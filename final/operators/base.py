@@ -1,0 +1,108 @@
+"""The operator base classes and the messages on the edges between operators.
+
+An operator reads messages from its input edges and writes to its one output
+edge, keeping whatever state it needs between calls. A message is a
+difference collection at a version, or a frontier: the sender's promise that
+the versions it has passed are finished. ``Operator`` owns reading,
+dispatching and frontiers (the output frontier follows from the meet of the
+input frontiers); a leaf operator says only what data becomes, and what to do
+when versions finish.
+Source: shared/seeds/002_74f1d5592741c2fb.txt, "v2" to "v5/vFinal". Rust DD's
+operators are timely dataflow operators; frontier messages stand in for
+timely's progress tracking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..collection import Collection, Update
+from ..order import Antichain, Version
+
+if TYPE_CHECKING:
+    from ..graph import DifferenceStreamReader, DifferenceStreamWriter
+
+
+@dataclass(frozen=True)
+class DataMessage:
+    """A difference collection at a version."""
+
+    version: Version
+    collection: Collection
+
+
+@dataclass(frozen=True)
+class FrontierMessage:
+    """The sender will send no more data at versions before ``frontier``."""
+
+    frontier: Antichain
+
+
+class Operator:
+    """A vertex with input readers and one output writer.
+
+    Invariant: the output frontier is ``output_frontier`` of the meet of the
+    input frontiers, and data at a version is sent before the output frontier
+    passes that version.
+    """
+
+    def __init__(self, inputs: list[DifferenceStreamReader], output: DifferenceStreamWriter) -> None:
+        self.inputs = inputs
+        self.output = output
+        # The graph is not running yet: each input is at the frontier its edge starts at.
+        self._input_frontiers = [reader.frontier for reader in inputs]
+        self._frontier = self._meet_of_inputs()
+
+    def run(self) -> None:
+        """Consume what is queued on the inputs and send the resulting outputs."""
+        for side, reader in enumerate(self.inputs):
+            for message in reader.drain():
+                if isinstance(message, DataMessage):
+                    self.on_data(side, message.version, message.collection)
+                else:
+                    self._on_input_frontier(side, message.frontier)
+
+    def _meet_of_inputs(self) -> Antichain:
+        frontier = self._input_frontiers[0]
+        for input_frontier in self._input_frontiers[1:]:
+            frontier = frontier.meet(input_frontier)
+        return frontier
+
+    def _on_input_frontier(self, side: int, frontier: Antichain) -> None:
+        self._input_frontiers[side] = frontier
+        frontier = self._meet_of_inputs()
+        if frontier != self._frontier:
+            self._frontier = frontier
+            self.on_frontier(frontier)
+            output_frontier = self.output_frontier(frontier)
+            if output_frontier != self.output.frontier:
+                self.output.send_frontier(output_frontier)
+
+    def on_data(self, side: int, version: Version, collection: Collection) -> None:
+        """Handle a difference collection arriving on input ``side`` at ``version``."""
+        raise NotImplementedError
+
+    def on_frontier(self, frontier: Antichain) -> None:
+        """The input frontiers have advanced to ``frontier``: versions before it are finished."""
+
+    def output_frontier(self, frontier: Antichain) -> Antichain:
+        """The output frontier when the inputs' is ``frontier``: the same, unless versions change shape."""
+        return frontier
+
+    def send(self, version: Version, updates: list[Update]) -> None:
+        """Send ``updates`` at ``version`` unless there are none."""
+        if updates:
+            self.output.send_data(version, Collection._trusted(updates))
+
+
+class UnaryOperator(Operator):
+    """An operator with one input."""
+
+
+class BinaryOperator(Operator):
+    """An operator with two inputs.
+
+    With versions, a difference no longer waits for its partner from the other
+    input: each is handled as it arrives, labelled with its version.
+    """

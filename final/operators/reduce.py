@@ -1,0 +1,104 @@
+"""Reductions: operators that need all of a key's values at a finished version.
+
+Source: shared/seeds/002_74f1d5592741c2fb.txt, "v1" (reduce on touched keys),
+"v3" (finished versions in order), "v5/vFinal" (the couch: corrections at
+joins of versions), and shared/seeds/004_667a8f168f533318.txt.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..collection import Collection, Multiplicity, Update, Values
+from ..order import Antichain, Version
+from ..trace import Index
+from .base import UnaryOperator
+
+if TYPE_CHECKING:
+    from ..graph import DifferenceStreamWriter
+
+
+class Reduce(UnaryOperator):
+    """``(key, output)`` for ``output`` in ``f(values of key)``, one finished version at a time.
+
+    ``f`` needs all of a key's values at a version, so nothing is sent at a
+    version until the frontier has passed it; then the versions that finished
+    are computed in version order, each on the keys that may have changed at it.
+
+    With partially ordered versions a key's output can change at a version
+    where its input did not: with input at ``(1, 0)`` and at ``(0, 1)``, the
+    input at ``(1, 1)`` holds both, and ``distinct`` must emit ``(couch, -1)``
+    there (002, "v5/vFinal"). The output can change only at joins of the
+    versions at which the input changed, so each key keeps ``_times``, closed
+    under join: new data at ``v`` makes ``v`` and ``v.join(t)`` for every kept
+    ``t`` pending. (Advancing kept times by the frontier does not change those
+    joins for any version the frontier still allows.)
+
+    Invariant: ``_inputs`` holds every difference received and ``_outputs``
+    every difference sent; ``_pending`` maps each unfinished version to the
+    keys whose output may change at it.
+    """
+
+    def __init__(
+        self, inputs: list, output: DifferenceStreamWriter,
+        f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]],
+    ) -> None:
+        super().__init__(inputs, output)
+        self._f = f
+        self._inputs = Index()
+        self._outputs = Index()
+        self._pending: defaultdict[Version, set] = defaultdict(set)
+        self._times: defaultdict[Any, set[Version]] = defaultdict(set)
+
+    def on_data(self, side: int, version: Version, collection: Collection) -> None:
+        delta = Index.from_collection(version, collection, "reduce")
+        self._inputs.append(delta)
+        for key in delta.keys():
+            times = self._times[key]
+            new_times = {version} | {version.join(time) for time in times}
+            for time in new_times:
+                self._pending[time].add(key)
+            times |= new_times
+
+    def on_frontier(self, frontier: Antichain) -> None:
+        finished = sorted((v for v in self._pending if not frontier.less_equal_version(v)), key=Version.sort_key)
+        touched = set()
+        for version in finished:
+            changes = Index()
+            keys = self._pending.pop(version)
+            touched |= keys
+            for key in keys:
+                values = self._inputs.reconstruct_at(key, version)
+                for value, multiplicity in self._f(values) if values else ():
+                    changes.add_value(key, version, (value, multiplicity))
+                for value, multiplicity in self._outputs.reconstruct_at(key, version):
+                    changes.add_value(key, version, (value, -multiplicity))
+            changes.compact(Antichain([version]))
+            self._outputs.append(changes)
+            self.send(version, [((key, value), multiplicity) for key in changes.keys()
+                                for value, multiplicity in changes.reconstruct_at(key, version)])
+        self._inputs.compact(frontier)
+        self._outputs.compact(frontier)
+        for key in touched:
+            self._times[key] = {time.advance_by(frontier) for time in self._times[key]}
+
+
+class Consolidate(UnaryOperator):
+    """One consolidated difference per finished version, in version order.
+
+    Invariant: ``_pending`` maps each unfinished version to what arrived at it.
+    """
+
+    def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
+        super().__init__(inputs, output)
+        self._pending: defaultdict[Version, list[Update]] = defaultdict(list)
+
+    def on_data(self, side: int, version: Version, collection: Collection) -> None:
+        self._pending[version].extend(collection)
+
+    def on_frontier(self, frontier: Antichain) -> None:
+        finished = sorted((v for v in self._pending if not frontier.less_equal_version(v)), key=Version.sort_key)
+        for version in finished:
+            self.send(version, list(Collection._trusted(self._pending.pop(version)).consolidate()))
