@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from . import aggregates
 from .collection import (
     MAX_ITERATIONS,
     Collection,
@@ -408,10 +409,35 @@ class DifferenceStreamBuilder:
         return self.reduce(sum_values)
 
     def min(self) -> DifferenceStreamBuilder:
-        return self.reduce(min_values)
+        """``(key, least value)``, by hierarchical reduction: an update touches O(log n) records (004)."""
+        return aggregates.hierarchical(self, min_values, "min")
 
     def max(self) -> DifferenceStreamBuilder:
-        return self.reduce(max_values)
+        """``(key, greatest value)``, by hierarchical reduction: an update touches O(log n) records (004)."""
+        return aggregates.hierarchical(self, max_values, "max")
+
+    def threshold(self, f: Callable[[int], int]) -> DifferenceStreamBuilder:
+        """Each record with multiplicity ``f(m)`` for its accumulated multiplicity ``m``."""
+        return aggregates.threshold(self, f)
+
+    def count_total(self) -> DifferenceStreamBuilder:
+        """``(key, rows)``, kept in place (004): see ``aggregates.count_total``."""
+        return aggregates.count_total(self)
+
+    def sum_total(self) -> DifferenceStreamBuilder:
+        """``(key, SUM(value))``, in place and NULL-aware (004): see ``aggregates.sum_total``."""
+        return aggregates.sum_total(self)
+
+    def count_distinct(self) -> DifferenceStreamBuilder:
+        """``(key, COUNT(DISTINCT value))``: a distinct in front of an in-place count (004)."""
+        return aggregates.count_distinct(self)
+
+    def aggregate(
+        self, key: Callable[[Record], Any], named: dict[str, tuple[str, Callable[[Record], Any]]]
+    ) -> DifferenceStreamBuilder:
+        """One ``(key, ((name, value), ...))`` per key, each aggregate its own reduction (004): see
+        ``aggregates.aggregate``."""
+        return aggregates.aggregate(self, key, named)
 
     def distinct(self) -> DifferenceStreamBuilder:
         return self.reduce(distinct_values)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.harness import STAGES, Result, less_equal, run
+from tests.sql import group_by_reference
 
 DOC_002 = "002_74f1d5592741c2fb.txt"
 
@@ -463,6 +464,56 @@ EXAMPLES += [
         "one, with the ad withdrawn at version 3)",
         since="final",
         reference=updates_reference(valid_between),
+    ),
+]
+
+# -- 004 -----------------------------------------------------------------------
+
+DOC_004 = "004_667a8f168f533318.txt"
+TRIP_AGGREGATES = {
+    "min_fare": ("min", lambda trip: trip[1]),
+    "max_fare": ("max", lambda trip: trip[1]),
+    "distinct_distances": ("count_distinct", lambda trip: trip[2]),
+}
+
+
+def fares_by_passengers(trips: Any) -> Any:
+    """004's query over ``(passenger_count, fare_amount, trip_distance)`` rows:
+    ``SELECT passenger_count, MIN(fare_amount), MAX(fare_amount), COUNT(DISTINCT trip_distance) ... GROUP BY
+    passenger_count``, one record per group: ``(passenger_count, (("distinct_distances", n), ("max_fare", x),
+    ("min_fare", y)))``."""
+    return trips.aggregate(lambda trip: trip[0], TRIP_AGGREGATES)
+
+
+def _trip_result(distinct: int, high: int, low: int) -> tuple:
+    return (("distinct_distances", distinct), ("max_fare", high), ("min_fare", low))
+
+
+EXAMPLES += [
+    Example(
+        name="fares_by_passengers",
+        source=f"{DOC_004}, 'Downsides': MIN(fare_amount), MAX(fare_amount), COUNT(DISTINCT trip_distance) "
+        "GROUP BY passenger_count (NULL passenger_count is a group)",
+        program=fares_by_passengers,
+        inputs=[[
+            ((1, 10, 2), 0, 1), ((1, 25, 5), 0, 1), ((2, 7, 1), 0, 1), ((None, 12, 3), 0, 1), ((1, 10, 5), 0, 1),
+            ((2, -3, 1), 1, 1), ((1, 10, 2), 1, -1),
+            ((1, 25, 5), 2, -1),
+        ]],
+        expected={
+            0: {(1, _trip_result(2, 25, 10)): 1, (2, _trip_result(1, 7, 7)): 1, (None, _trip_result(1, 12, 12)): 1},
+            1: {(1, _trip_result(1, 25, 10)): 1, (2, _trip_result(1, 7, -3)): 1, (None, _trip_result(1, 12, 12)): 1},
+            2: {(1, _trip_result(1, 10, 10)): 1, (2, _trip_result(1, 7, -3)): 1, (None, _trip_result(1, 12, 12)): 1},
+        },
+        printed="(004 prints the query's result on the 2018 taxi data; this small trip table has its shape: "
+        "a NULL group, a negative fare, a retracted maximum)",
+        since="final",
+        notes="Version 1 retracts the trip that made distance 2 distinct; version 2 retracts the maximum fare.",
+        reference=group_by_reference(
+            ["passengers", "fare", "distance"], "passengers",
+            {"min_fare": ("min", "fare"), "max_fare": ("max", "fare"),
+             "distinct_distances": ("count_distinct", "distance")},
+        ),
     ),
 ]
 
