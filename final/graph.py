@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from . import aggregates
+from . import aggregates, joins
 from .collection import (
     MAX_ITERATIONS,
     Collection,
@@ -415,6 +415,28 @@ class DifferenceStreamBuilder:
     def max(self) -> DifferenceStreamBuilder:
         """``(key, greatest value)``, by hierarchical reduction: an update touches O(log n) records (004)."""
         return aggregates.hierarchical(self, max_values, "max")
+
+    def distinct_keys(self) -> DifferenceStreamBuilder:
+        """Each record once if its multiplicity is positive: ``distinct`` for records that are not pairs."""
+        return aggregates.threshold(self, lambda multiplicity: 1 if multiplicity > 0 else 0)
+
+    def semijoin(self, keys: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
+        """The ``(key, value)`` records whose key is in the collection ``keys`` (003)."""
+        return joins.semijoin(self, keys)
+
+    def antijoin(self, keys: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
+        """The ``(key, value)`` records whose key is not in the collection ``keys`` (003)."""
+        return joins.antijoin(self, keys)
+
+    def left_join(self, other: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
+        """SQL's LEFT JOIN on the key, ``None`` as NULL, as a sum of three inner terms (003)."""
+        return joins.left_join(self, other)
+
+    def left_join_chain(
+        self, steps: list[tuple[DifferenceStreamBuilder, Callable[[Any], Any]]]
+    ) -> DifferenceStreamBuilder:
+        """A multi-way LEFT JOIN, one step at a time (003): see ``joins.left_join_chain``."""
+        return joins.left_join_chain(self, steps)
 
     def threshold(self, f: Callable[[int], int]) -> DifferenceStreamBuilder:
         """Each record with multiplicity ``f(m)`` for its accumulated multiplicity ``m``."""

@@ -12,12 +12,12 @@ what must be here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tests.harness import STAGES, Result, less_equal, run
-from tests.sql import group_by_reference
+from tests.sql import accumulated, group_by_reference, sqlite_rows
 
 DOC_002 = "002_74f1d5592741c2fb.txt"
 
@@ -514,6 +514,71 @@ EXAMPLES += [
             {"min_fare": ("min", "fare"), "max_fare": ("max", "fare"),
              "distinct_distances": ("count_distinct", "distance")},
         ),
+    ),
+]
+
+# -- 003 -----------------------------------------------------------------------
+
+DOC_003 = "003_8a1a68ac9bab78a7.txt"
+
+def enrich(facts, users, addrs, agent):
+    """003's facts enriched with users, addresses and sales agents, by a chain of LEFT JOINs."""
+    return facts.left_join_chain([
+        (users.map(lambda user: (user[0], user)), lambda row: row[0][1]),
+        (addrs.map(lambda addr: (addr[0], addr)), lambda row: row[1][1] if row[1] else None),
+        (agent.map(lambda zone: (zone[0], zone)), lambda row: row[2][1] if row[2] else None),
+    ])
+
+
+ENRICH_SQL = (
+    "SELECT f.id, f.user_id, u.id, u.addr_id, a.id, a.zipcode, g.zipcode, g.name FROM facts f "
+    "LEFT JOIN users u ON f.user_id = u.id LEFT JOIN addrs a ON u.addr_id = a.id "
+    "LEFT JOIN agent g ON a.zipcode = g.zipcode"
+)
+
+
+def enrich_reference(histories: list, versions_: Sequence | None) -> dict:
+    """The enrichment from scratch: sqlite3 runs ENRICH_SQL at every version, NULL columns become None."""
+    versions_ = versions_ if versions_ is not None else sorted({v for h in histories for _, v, _ in h})
+    names = {"facts": ["id", "user_id"], "users": ["id", "addr_id"], "addrs": ["id", "zipcode"],
+             "agent": ["zipcode", "name"]}
+    expected = {}
+    for version in versions_:
+        tables = {name: (columns, accumulated(history, version))
+                  for (name, columns), history in zip(names.items(), histories, strict=True)}
+        rows = sqlite_rows(tables, ENRICH_SQL)
+        expected[version] = {
+            ((f, fu), (u, ua) if u is not None else None, (a, az) if a is not None else None,
+             (g, gn) if g is not None else None): count
+            for (f, fu, u, ua, a, az, g, gn), count in rows.items()
+        }
+    return expected
+
+
+
+EXAMPLES += [
+    Example(
+        name="enrichment_left_joins",
+        source=f"{DOC_003}, 'Boss Battle: Left Outer Joins': facts LEFT JOIN users LEFT JOIN addrs LEFT JOIN agent",
+        program=enrich,
+        inputs=[
+            [((1, 10), 0, 1), ((2, 11), 0, 1), ((3, None), 0, 1), ((4, 12), 0, 1)],
+            [((10, 100), 0, 1), ((11, None), 0, 1), ((12, 101), 0, 1), ((12, 101), 2, -1)],
+            [((100, "x"), 0, 1), ((101, "y"), 0, 1)],
+            [(("x", "ann"), 0, 1), (("x", "ann"), 1, -1), (("y", "bob"), 1, 1)],
+        ],
+        expected={
+            0: {((1, 10), (10, 100), (100, "x"), ("x", "ann")): 1, ((2, 11), (11, None), None, None): 1,
+                ((3, None), None, None, None): 1, ((4, 12), (12, 101), (101, "y"), None): 1},
+            1: {((1, 10), (10, 100), (100, "x"), None): 1, ((2, 11), (11, None), None, None): 1,
+                ((3, None), None, None, None): 1, ((4, 12), (12, 101), (101, "y"), ("y", "bob")): 1},
+            2: {((1, 10), (10, 100), (100, "x"), None): 1, ((2, 11), (11, None), None, None): 1,
+                ((3, None), None, None, None): 1, ((4, 12), None, None, None): 1},
+        },
+        printed="(003 gives the SQL and the plan, not a result; these rows exercise each term: matches, "
+        "absent keys, a NULL user_id, a NULL addr_id)",
+        since="final",
+        reference=enrich_reference,
     ),
 ]
 

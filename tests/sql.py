@@ -10,6 +10,7 @@ twice), runs a GROUP BY query, and returns the result in the shape
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,22 +38,36 @@ def group_by_reference(
     def reference(inputs: list, at: Sequence | None) -> Result:
         (history,) = inputs
         versions = at if at is not None else sorted({version for _, version, _ in history})
-        result: Result = {}
-        for version in versions:
-            totals: dict[Any, int] = {}
-            for row, at_version, multiplicity in history:
-                if less_equal(at_version, version):
-                    totals[row] = totals.get(row, 0) + multiplicity
-            connection = sqlite3.connect(":memory:")
-            connection.execute(f"CREATE TABLE rows ({', '.join(columns)})")
-            connection.executemany(
-                f"INSERT INTO rows VALUES ({', '.join('?' for _ in columns)})",
-                [row for row, count in totals.items() for _ in range(count)],
-            )
-            result[version] = {
-                (group[0], tuple(zip(names, group[1:], strict=True))): 1 for group in connection.execute(query)
+        return {
+            version: {
+                (group[0], tuple(zip(names, group[1:], strict=True))): 1
+                for group in sqlite_rows({"rows": (list(columns), accumulated(history, version))}, query)
             }
-            connection.close()
-        return result
+            for version in versions
+        }
 
     return reference
+
+
+def accumulated(history: list, version: Any) -> Counter:
+    """The rows of ``history`` at ``version`` with their (positive) multiplicities."""
+    totals: Counter = Counter()
+    for row, at, multiplicity in history:
+        if less_equal(at, version):
+            totals[row] += multiplicity
+    return +totals
+
+
+
+def sqlite_rows(tables: dict[str, tuple[list[str], Counter]], query: str) -> Counter:
+    """Run ``query`` over in-memory tables ``{name: (columns, rows)}``; the result rows, counted."""
+    connection = sqlite3.connect(":memory:")
+    for name, (columns, rows) in tables.items():
+        connection.execute(f"CREATE TABLE {name} ({', '.join(columns)})")
+        connection.executemany(
+            f"INSERT INTO {name} VALUES ({', '.join('?' for _ in columns)})",
+            [row for row, count in rows.items() for _ in range(count)],
+        )
+    result = Counter(connection.execute(query))
+    connection.close()
+    return result

@@ -32,3 +32,18 @@ def insert_then_retract(draw: st.DrawFn) -> list:
 
 
 any_history = st.one_of(histories, insert_then_retract())
+
+
+@st.composite
+def table(draw: st.DrawFn, rows: st.SearchStrategy, max_size: int = 8) -> list:
+    """A table's history: rows inserted, some retracted at a later version, in any order.
+
+    Multiplicities never go negative, as in SQL, so results can be compared with sqlite3.
+    """
+    history = []
+    for row, version in draw(st.lists(st.tuples(rows, st.integers(0, 3)), max_size=max_size)):
+        history.append((row, version, 1))
+        later = draw(st.one_of(st.none(), st.integers(version + 1, 4)))
+        if later is not None:
+            history.append((row, later, -1))
+    return draw(st.permutations(history))

@@ -15,20 +15,9 @@ from hypothesis import strategies as st
 
 from tests.harness import run
 from tests.sql import group_by_reference
+from tests.strategies import table
 
 versions = st.integers(0, 3)
-
-
-@st.composite
-def table(draw: st.DrawFn, rows: st.SearchStrategy, max_size: int = 12) -> list:
-    """A history of rows inserted and some later retracted, so no multiplicity goes negative, in any order."""
-    history = []
-    for row, version in draw(st.lists(st.tuples(rows, versions), max_size=max_size)):
-        history.append((row, version, 1))
-        later = draw(st.one_of(st.none(), st.integers(version + 1, 4)))
-        if later is not None:
-            history.append((row, later, -1))
-    return draw(st.permutations(history))
 
 
 pairs = st.tuples(st.integers(0, 2), st.integers(-50, 50))
