@@ -15,7 +15,6 @@ from tests.harness import run
 from tests.sql import accumulated, sqlite_rows
 from tests.strategies import table
 
-versions = st.integers(0, 3)
 keys = st.one_of(st.none(), st.integers(0, 3))
 
 

@@ -17,9 +17,6 @@ from tests.harness import run
 from tests.sql import group_by_reference
 from tests.strategies import table
 
-versions = st.integers(0, 3)
-
-
 pairs = st.tuples(st.integers(0, 2), st.integers(-50, 50))
 
 
