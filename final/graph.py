@@ -35,8 +35,10 @@ from .errors import FrontierError, GraphError, RecordError, VersionError
 from .operators import (
     Concat,
     Consolidate,
+    Constraint,
     DataMessage,
     Debug,
+    DeltaJoin,
     Egress,
     Enter,
     Feedback,
@@ -415,6 +417,27 @@ class DifferenceStreamBuilder:
     def max(self) -> DifferenceStreamBuilder:
         """``(key, greatest value)``, by hierarchical reduction: an update touches O(log n) records (004)."""
         return aggregates.hierarchical(self, max_values, "max")
+
+    def join_many(
+        self, others: list[DifferenceStreamBuilder], constraints: list[Constraint]
+    ) -> DifferenceStreamBuilder:
+        """A multi-way equijoin of this stream (input 0) and ``others`` (inputs 1, 2, ...), as a delta join.
+
+        ``constraints`` are ``(i, key_i, j, key_j)``: a combination needs
+        ``key_i(r_i) == key_j(r_j)`` (``None`` never matches). The output holds
+        ``(r_0, r_1, ...)`` tuples. No intermediate result is arranged (003);
+        see ``operators.join.DeltaJoin``.
+
+        Raises:
+            GraphError: some input is not connected to the others by constraints.
+        """
+        streams = [self, *others]
+        for stream in others:
+            if not isinstance(stream, DifferenceStreamBuilder):
+                raise GraphError(f"join_many takes streams, not {type(stream).__name__}: {stream!r}")
+        return self._builder._add_operator(
+            lambda inputs, output: DeltaJoin(inputs, output, list(constraints)), streams
+        )
 
     def distinct_keys(self) -> DifferenceStreamBuilder:
         """Each record once if its multiplicity is positive: ``distinct`` for records that are not pairs."""

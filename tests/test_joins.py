@@ -63,3 +63,80 @@ def test_multiway_left_join_equals_sql(stage: str, facts: list, users: list, add
     histories = [facts, users, addrs, agent]
     versions_ = all_versions(*histories)
     assert run(stage, enrich, histories, versions_) == enrich_reference(histories, versions_)
+
+
+def enrich_binary(facts, users, addrs, agent):
+    """003's enrichment as a sequence of binary joins (NULL keys dropped first: they match nothing)."""
+    step = facts.filter(lambda f: f[1] is not None).map(lambda f: (f[1], (f,)))
+    # After each join, the key of the next: the user's addr_id, then the address's zipcode.
+    for other, key_of in ((users, lambda row: row[1][1]), (addrs, lambda row: row[2][1]), (agent, None)):
+        keyed = other.filter(lambda record: record[0] is not None).map(lambda record: (record[0], record))
+        step = step.join(keyed).map(lambda pair: (*pair[1][0], pair[1][1]))
+        if key_of is not None:
+            step = step.map(lambda row, key_of=key_of: (key_of(row), row)).filter(lambda pair: pair[0] is not None)
+        else:
+            step = step.map(lambda row: (None, row))
+    return step.map(lambda pair: pair[1])
+
+
+def enrich_delta(facts, users, addrs, agent):
+    """003's enrichment as one delta join over the four inputs."""
+    return facts.join_many(
+        [users, addrs, agent],
+        [
+            (0, lambda fact: fact[1], 1, lambda user: user[0]),
+            (1, lambda user: user[1], 2, lambda addr: addr[0]),
+            (2, lambda addr: addr[1], 3, lambda zone: zone[0]),
+        ],
+    )
+
+
+INNER_SQL = (
+    "SELECT f.id, f.user_id, u.id, u.addr_id, a.id, a.zipcode, g.zipcode, g.name FROM facts f "
+    "JOIN users u ON f.user_id = u.id JOIN addrs a ON u.addr_id = a.id JOIN agent g ON a.zipcode = g.zipcode"
+)
+
+
+@pytest.mark.since("final")
+@given(
+    facts=table(st.tuples(st.integers(0, 5), keys)),
+    users=table(st.tuples(st.integers(0, 3), keys)),
+    addrs=table(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.sampled_from("xyz")))),
+    agent=table(st.tuples(st.sampled_from("xyz"), st.sampled_from(["ann", "bob"]))),
+)
+def test_delta_join_equals_binary_joins_and_sql(stage: str, facts: list, users: list, addrs: list, agent: list) -> None:
+    """003: the enrichment as binary joins and as a delta join, both equal to SQL's inner join."""
+    histories = [facts, users, addrs, agent]
+    versions_ = sorted({version for history in histories for _, version, _ in history})
+    columns = {"facts": ["id", "user_id"], "users": ["id", "addr_id"], "addrs": ["id", "zipcode"],
+               "agent": ["zipcode", "name"]}
+    expected = {}
+    for version in versions_:
+        tables = {name: (cols, accumulated(history, version))
+                  for (name, cols), history in zip(columns.items(), histories, strict=True)}
+        expected[version] = {
+            ((f, fu), (u, ua), (a, az), (g, gn)): count
+            for (f, fu, u, ua, a, az, g, gn), count in sqlite_rows(tables, INNER_SQL).items()
+        }
+    assert run(stage, enrich_delta, histories, versions_) == expected
+    assert run(stage, enrich_binary, histories, versions_) == expected
+
+
+@pytest.mark.since("final")
+def test_delta_join_arranges_only_its_inputs(stage: str) -> None:
+    """003: six arrangements for the four-way enrichment, all of inputs, none of intermediate results."""
+    from tests.harness import build_graph, stage_module
+
+    module = stage_module(stage)
+    _, _, graph = build_graph(module, enrich_delta, 4)
+    (delta,) = [operator for operator in graph._operators if type(operator).__name__ == "DeltaJoin"]
+    assert sorted(target for target, _ in delta._arrangements) == [0, 1, 1, 2, 2, 3]
+
+
+@pytest.mark.since("final")
+def test_join_many_refuses_unconnected_inputs(stage: str) -> None:
+    from tests.harness import build_graph, stage_module
+
+    module = stage_module(stage)
+    with pytest.raises(module.GraphError, match=r"inputs \[2\] are not"):
+        build_graph(module, lambda a, b, c: a.join_many([b, c], [(0, lambda r: r, 1, lambda r: r)]), 3)

@@ -2,7 +2,7 @@
 
 from .base import BinaryOperator, DataMessage, FrontierMessage, Operator, UnaryOperator
 from .iterate import Egress, Enter, Feedback, Ingress
-from .join import Join
+from .join import Constraint, DeltaJoin, Join
 from .linear import Concat, Debug, LinearUnaryOperator, Logic
 from .reduce import Consolidate, Reduce
 
@@ -11,7 +11,9 @@ __all__ = [
     "Concat",
     "Consolidate",
     "DataMessage",
+    "Constraint",
     "Debug",
+    "DeltaJoin",
     "Egress",
     "Enter",
     "Feedback",
