@@ -19,6 +19,7 @@ from .errors import (
     VersionError,
 )
 from .graph import (
+    ArrangedStream,
     DifferenceStreamBuilder,
     DifferenceStreamReader,
     DifferenceStreamWriter,
@@ -27,10 +28,12 @@ from .graph import (
 )
 from .operators import DataMessage, FrontierMessage
 from .order import Antichain, Version
-from .trace import Index
+from .trace import Arrangement, Index
 
 __all__ = [
+    "Arrangement",
     "Antichain",
+    "ArrangedStream",
     "Collection",
     "DataMessage",
     "DataflowError",

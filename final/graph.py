@@ -33,6 +33,7 @@ from .collection import (
 )
 from .errors import FrontierError, GraphError, RecordError, VersionError
 from .operators import (
+    Arrange,
     Concat,
     Consolidate,
     Constraint,
@@ -51,6 +52,7 @@ from .operators import (
     Reduce,
 )
 from .order import Antichain, Version, as_version, checked_frontier, checked_version
+from .trace import Arrangement
 
 
 class DifferenceStreamReader:
@@ -399,7 +401,25 @@ class DifferenceStreamBuilder:
         return self._binary(Concat, other)
 
     def join(self, other: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
-        return self._binary(Join, other)
+        """``(key, (a, b))`` for matching keys; an arranged input is read through its shared arrangement."""
+        if not isinstance(other, DifferenceStreamBuilder):
+            raise GraphError(f"join takes a stream, not {type(other).__name__}: {other!r}")
+        inner = max((self._scope, other._scope), key=lambda scope: scope.depth)
+        arrangements = tuple(
+            stream.arrangement if isinstance(stream, ArrangedStream) and stream._scope is inner else None
+            for stream in (self, other)
+        )
+        return self._builder._add_operator(lambda inputs, output: Join(inputs, output, arrangements), [self, other])
+
+    def arrange(self) -> ArrangedStream:
+        """This stream, indexed once by key in a shared ``Arrangement`` that every join reading it uses.
+
+        003's 'Shared Arrangements': joining ``query`` three times with an
+        arranged ``links`` indexes ``links`` once, not three times.
+        """
+        arrangement = Arrangement()
+        stream = self._builder._add_operator(lambda inputs, output: Arrange(inputs, output, arrangement), [self])
+        return ArrangedStream(stream._builder, stream._writer, stream._scope, arrangement)
 
     def reduce(self, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]]) -> DifferenceStreamBuilder:
         return self._builder._add_operator(lambda inputs, output: Reduce(inputs, output, f), [self])
@@ -521,3 +541,13 @@ class DifferenceStreamBuilder:
             lambda inputs, output: Feedback(inputs, output, max_iterations), [result], output=feedback._writer
         )
         return builder._add_operator(Egress, [result], scope=self._scope)
+
+
+class ArrangedStream(DifferenceStreamBuilder):
+    """A stream with a shared ``Arrangement`` of its contents, made by ``arrange()``."""
+
+    def __init__(
+        self, builder: GraphBuilder, writer: DifferenceStreamWriter, scope: Scope, arrangement: Arrangement
+    ) -> None:
+        super().__init__(builder, writer, scope)
+        self.arrangement = arrangement

@@ -124,3 +124,69 @@ class Index:
                 del self._values[key]
         # A fresh set, not clear(): the old one's table is sized for every key ever dirty at once.
         self._dirty = set()
+
+
+class Arrangement:
+    """A shared arrangement: one collection's differences, indexed by key, read by many operators.
+
+    Rust DD's arrangement (shared/seeds/003_8a1a68ac9bab78a7.txt, 'Shared
+    Arrangements'): ``stream.arrange()`` builds one, and every ``join`` that
+    reads the arranged stream looks into it instead of indexing the stream
+    again. The differences are kept as batches in the order they arrived.
+    Each reader has a position, how many batches it has taken in, and sees
+    exactly those: a join must not meet a record before the message carrying
+    it, or it would count a pair twice. Batches every reader has passed are
+    merged into one index and compacted by the meet of the readers'
+    frontiers, so no reader loses a distinction it still needs.
+
+    Invariant: ``_merged`` holds the first ``_merged_count`` batches;
+    ``_batches[i - _merged_count]`` is batch ``i``; every reader's position is
+    at least ``_merged_count``.
+    """
+
+    def __init__(self) -> None:
+        self._merged = Index()
+        self._merged_count = 0
+        self._batches: list[Index] = []
+        self._positions: list[int] = []
+        self._frontiers: list[Antichain | None] = []
+
+    def new_reader(self) -> int:
+        """Register a reader, at the start; returns its id."""
+        self._positions.append(self._merged_count)
+        self._frontiers.append(None)
+        return len(self._positions) - 1
+
+    def append(self, batch: Index) -> None:
+        self._batches.append(batch)
+
+    def batch(self, reader: int) -> Index:
+        """The next batch for ``reader``, which then moves past it."""
+        batch = self._batches[self._positions[reader] - self._merged_count]
+        self._positions[reader] += 1
+        return batch
+
+    def parts(self, reader: int) -> list[Index]:
+        """The indexes that together hold exactly what ``reader`` has taken in."""
+        return [self._merged, *self._batches[: self._positions[reader] - self._merged_count]]
+
+    def allow_compaction(self, reader: int, frontier: Antichain) -> None:
+        """``reader`` will look up nothing at versions ``frontier`` has passed; merge and compact what all allow."""
+        self._frontiers[reader] = frontier
+        passed = min(self._positions, default=self._merged_count + len(self._batches))
+        for batch in self._batches[: passed - self._merged_count]:
+            self._merged.append(batch)
+        self._batches = self._batches[passed - self._merged_count:]
+        self._merged_count = passed
+        if all(frontier is not None for frontier in self._frontiers) and self._frontiers:
+            meet = self._frontiers[0]
+            for other in self._frontiers[1:]:
+                meet = meet.meet(other)
+            self._merged.compact(meet)
+
+    def size(self) -> int:
+        """How many ``(key, version, value)`` entries it holds: a measure of its memory."""
+        return sum(
+            len(values) for index in (self._merged, *self._batches)
+            for versions in index._values.values() for values in versions.values()
+        )

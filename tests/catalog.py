@@ -556,7 +556,37 @@ def enrich_reference(histories: list, versions_: Sequence | None) -> dict:
 
 
 
+def three_hops(query: Any, links: Any, arranged: bool = True) -> Any:
+    """003's identifiers three steps from each query, joining ``links`` three times (arranged once)."""
+    links = links.arrange() if arranged else links
+    return (
+        query.map(lambda node: (node, node))
+        .join(links).map(lambda pair: (pair[1][1], pair[1][0]))
+        .join(links).map(lambda pair: (pair[1][1], pair[1][0]))
+        .join(links).map(lambda pair: (pair[1][1], pair[1][0]))
+    )
+
+
 EXAMPLES += [
+    Example(
+        name="three_hops_shared_links",
+        source=f"{DOC_003}, 'Technique 1: Shared Arrangements': query joined with an arranged links three times",
+        program=three_hops,
+        inputs=[
+            [("a", 0, 1), ("b", 1, 1)],
+            [(("a", "b"), 0, 1), (("b", "c"), 0, 1), (("c", "d"), 0, 1), (("c", "e"), 0, 1), (("d", "a"), 0, 1),
+             (("c", "e"), 2, -1)],
+        ],
+        # From a: a->b->c->{d, e}; from b (version 1 on): b->c->{d, e}->a (e has no links); version 2 drops c->e.
+        expected={
+            0: {("d", "a"): 1, ("e", "a"): 1},
+            1: {("d", "a"): 1, ("e", "a"): 1, ("a", "b"): 1},
+            2: {("d", "a"): 1, ("a", "b"): 1},
+        },
+        printed="(003 gives the program, not data; these links make each hop count)",
+        since="final",
+        reference=lambda inputs, at: run("v0", lambda q, links: three_hops(q, links, arranged=False), inputs, at),
+    ),
     Example(
         name="enrichment_left_joins",
         source=f"{DOC_003}, 'Boss Battle: Left Outer Joins': facts LEFT JOIN users LEFT JOIN addrs LEFT JOIN agent",

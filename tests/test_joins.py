@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.catalog import enrich, enrich_reference
-from tests.harness import run
+from tests.harness import join_closure, run
 from tests.sql import accumulated, sqlite_rows
 from tests.strategies import table
 
@@ -140,3 +140,85 @@ def test_join_many_refuses_unconnected_inputs(stage: str) -> None:
     module = stage_module(stage)
     with pytest.raises(module.GraphError, match=r"inputs \[2\] are not"):
         build_graph(module, lambda a, b, c: a.join_many([b, c], [(0, lambda r: r, 1, lambda r: r)]), 3)
+
+
+def three_hops_plain(query, links):
+    from tests.catalog import three_hops
+
+    return three_hops(query, links, arranged=False)
+
+
+@pytest.mark.since("final")
+def test_three_hops_build_one_arrangement_of_links(stage: str) -> None:
+    """003: 'we are able to re-use the links arrangement at no cost': one arrangement, three joins reading it."""
+    from tests.catalog import three_hops
+    from tests.harness import build_graph, stage_module
+
+    _, _, graph = build_graph(stage_module(stage), three_hops, 2)
+    kinds = [type(operator).__name__ for operator in graph._operators]
+    assert kinds.count("Arrange") == 1 and kinds.count("Join") == 3
+    joins = [operator for operator in graph._operators if type(operator).__name__ == "Join"]
+    shared = {id(join._sides[1].arrangement) for join in joins}
+    assert len(shared) == 1 and all(not hasattr(join._sides[1], "index") for join in joins)
+
+
+pairs = st.tuples(st.integers(0, 3), st.integers(0, 3))
+
+
+@st.composite
+def histories(draw: st.DrawFn, count: int) -> list:
+    """``count`` histories over one kind of version (ints, or pairs), with retractions and negative totals."""
+    versions_ = st.integers(0, 3) if draw(st.booleans()) else st.tuples(st.integers(0, 2), st.integers(0, 2))
+    return [draw(st.lists(st.tuples(pairs, versions_, st.integers(-1, 2)), max_size=8)) for _ in range(count)]
+
+
+ARRANGED_PROGRAMS = {
+    "right_arranged": lambda a, b: a.join(b.arrange()),
+    "both_arranged": lambda a, b: a.arrange().join(b.arrange()),
+    "self_join": lambda a, b: (lambda s: s.join(s))(a.arrange()),
+    "shared_by_three": lambda a, b: (lambda s: a.join(s).concat(b.join(s)).concat(s.join(a)))(b.arrange()),
+    "three_hops": lambda a, b: three_hops_plain(a.map(lambda pair: pair[0]), b.arrange()),
+}
+
+
+@pytest.mark.since("final")
+@pytest.mark.parametrize("name", sorted(ARRANGED_PROGRAMS))
+@given(inputs=histories(2))
+def test_joins_reading_arrangements_equal_from_scratch(stage: str, name: str, inputs: list) -> None:
+    """A shared arrangement changes how a join finds records, never what it outputs, at any version."""
+    at = join_closure({version for history in inputs for _, version, _ in history})
+    assert run(stage, ARRANGED_PROGRAMS[name], inputs, at) == run("v0", _unarranged(name), inputs, at)
+
+
+def _unarranged(name: str):
+    return {
+        "right_arranged": lambda a, b: a.join(b),
+        "both_arranged": lambda a, b: a.join(b),
+        "self_join": lambda a, b: a.join(a),
+        "shared_by_three": lambda a, b: a.join(b).concat(b.join(b)).concat(b.join(a)),
+        "three_hops": lambda a, b: three_hops_plain(a.map(lambda pair: pair[0]), b),
+    }[name]
+
+
+@pytest.mark.since("final")
+def test_arrangement_stays_small_under_churn(stage: str) -> None:
+    """Compaction: 500 versions of updates to the same live data leave the arrangement as small as after one."""
+    from tests.harness import build_graph, stage_module
+
+    module = stage_module(stage)
+    V, C = module.Version, module.Collection
+    (left, right), reader, graph = build_graph(module, lambda a, b: a.join(b.arrange()), 2)
+    arrange = next(operator for operator in graph._operators if type(operator).__name__ == "Arrange")
+    current = {key: key for key in range(20)}
+    right.send_data(V(0), C([((key, value), 1) for key, value in current.items()]))
+    sizes = []
+    for version in range(500):
+        key = version % 20
+        right.send_data(V(version), C([((key, version), 1), ((key, current[key]), -1)]))
+        current[key] = version
+        for writer in (left, right):
+            writer.send_frontier(V(version + 1))
+        graph.step()
+        list(reader.drain())
+        sizes.append(arrange.arrangement.size())
+    assert max(sizes[100:]) <= 1.5 * sizes[20]

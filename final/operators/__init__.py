@@ -2,11 +2,12 @@
 
 from .base import BinaryOperator, DataMessage, FrontierMessage, Operator, UnaryOperator
 from .iterate import Egress, Enter, Feedback, Ingress
-from .join import Constraint, DeltaJoin, Join
+from .join import Arrange, Constraint, DeltaJoin, Join
 from .linear import Concat, Debug, LinearUnaryOperator, Logic
 from .reduce import Consolidate, Reduce
 
 __all__ = [
+    "Arrange",
     "BinaryOperator",
     "Concat",
     "Consolidate",

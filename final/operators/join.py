@@ -13,37 +13,108 @@ from typing import TYPE_CHECKING, Any
 from ..collection import Collection
 from ..errors import GraphError
 from ..order import Antichain, Version
-from ..trace import Index
+from ..trace import Arrangement, Index
 from .base import BinaryOperator, Operator
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
 
 
+class _OwnIndex:
+    """A join side that indexes its own input."""
+
+    def __init__(self) -> None:
+        self.index = Index()
+
+    def delta(self, version: Version, collection: Collection) -> Index:
+        return Index.from_collection(version, collection, "join")
+
+    def parts(self) -> list[Index]:
+        return [self.index]
+
+    def taken_in(self, delta: Index) -> None:
+        self.index.append(delta)
+
+    def compact(self, frontier: Antichain) -> None:
+        self.index.compact(frontier)
+
+
+class _SharedArrangement:
+    """A join side that reads an ``Arrangement`` made upstream, sharing it with other readers."""
+
+    def __init__(self, arrangement: Arrangement) -> None:
+        self.arrangement = arrangement
+        self.reader = arrangement.new_reader()
+        self._next: Index | None = None
+
+    def delta(self, version: Version, collection: Collection) -> Index:
+        # The arranging operator indexed this message already: take its batch instead of indexing again.
+        self._next = self.arrangement.batch(self.reader)
+        return self._next
+
+    def parts(self) -> list[Index]:
+        # ``batch`` already moved past the delta in hand; its own side never looks at itself.
+        return self.arrangement.parts(self.reader)
+
+    def taken_in(self, delta: Index) -> None:
+        self._next = None
+
+    def compact(self, frontier: Antichain) -> None:
+        self.arrangement.allow_compaction(self.reader, frontier)
+
+
 class Join(BinaryOperator):
     """``(key, (a, b))`` for matching keys, each at the join of the two versions.
 
     A difference arriving on one side is joined with everything the other
-    side has indexed, then indexed itself, so each pair of records meets
-    exactly once, whatever order the differences arrive in.
-    Invariant: ``_indexes[side]`` holds every difference received on that side.
+    side has taken in so far, then taken in itself, so each pair of records
+    meets exactly once, whatever order the differences arrive in. A side reads
+    either its own index or a shared ``Arrangement`` of an arranged stream
+    (003, 'Shared Arrangements'), in which case it builds no index at all.
+    Invariant: each side's ``parts()`` hold exactly the differences received on that side.
     """
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
+    def __init__(
+        self, inputs: list, output: DifferenceStreamWriter, arrangements: tuple[Arrangement | None, ...] = (None, None)
+    ) -> None:
         super().__init__(inputs, output)
-        self._indexes = (Index(), Index())
+        self._sides = tuple(_SharedArrangement(a) if a is not None else _OwnIndex() for a in arrangements)
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        delta = Index.from_collection(version, collection, "join")
-        mine, theirs = self._indexes[side], self._indexes[1 - side]
-        output = delta.join(theirs) if side == 0 else theirs.join(delta)
-        for output_version, updates in output.items():
-            self.send(output_version, updates)
-        mine.append(delta)
+        mine, theirs = self._sides[side], self._sides[1 - side]
+        delta = mine.delta(version, collection)
+        for part in theirs.parts():
+            output = delta.join(part) if side == 0 else part.join(delta)
+            for output_version, updates in output.items():
+                self.send(output_version, updates)
+        mine.taken_in(delta)
 
     def on_frontier(self, frontier: Antichain) -> None:
-        for index in self._indexes:
-            index.compact(frontier)
+        for side in self._sides:
+            side.compact(frontier)
+
+
+class Arrange(Operator):
+    """Builds a shared ``Arrangement`` of its input and passes every message on, one batch each.
+
+    Readers of the arranged stream (joins) take the batches from the
+    arrangement in the order the messages reach them.
+    """
+
+    def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement) -> None:
+        super().__init__(inputs, output)
+        self.arrangement = arrangement
+        # The arranging operator is a reader too: always at the end, so it holds no batch back,
+        # and its input frontier bounds compaction while the arrangement has no other reader.
+        self._reader = arrangement.new_reader()
+
+    def on_data(self, side: int, version: Version, collection: Collection) -> None:
+        self.arrangement.append(Index.from_collection(version, collection, "arrange"))
+        self.arrangement.batch(self._reader)
+        self.output.send_data(version, collection)
+
+    def on_frontier(self, frontier: Antichain) -> None:
+        self.arrangement.allow_compaction(self._reader, frontier)
 
 
 Constraint = tuple[int, Callable[[Any], Any], int, Callable[[Any], Any]]
