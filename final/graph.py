@@ -44,6 +44,7 @@ from .operators import (
     Enter,
     Feedback,
     FrontierMessage,
+    HalfJoin,
     Ingress,
     Join,
     LinearUnaryOperator,
@@ -410,6 +411,19 @@ class DifferenceStreamBuilder:
             for stream in (self, other)
         )
         return self._builder._add_operator(lambda inputs, output: Join(inputs, output, arrangements), [self, other])
+
+    def half_join(self, other: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
+        """Each difference here joined with ``other`` as it stands at that difference's version (003).
+
+        Changes to ``other`` alone produce no output: see ``operators.join.HalfJoin``.
+        """
+        if not isinstance(other, DifferenceStreamBuilder):
+            raise GraphError(f"half_join takes a stream, not {type(other).__name__}: {other!r}")
+        inner = max((self._scope, other._scope), key=lambda scope: scope.depth)
+        arrangement = other.arrangement if isinstance(other, ArrangedStream) and other._scope is inner else None
+        return self._builder._add_operator(
+            lambda inputs, output: HalfJoin(inputs, output, arrangement), [self, other]
+        )
 
     def arrange(self) -> ArrangedStream:
         """This stream, indexed once by key in a shared ``Arrangement`` that every join reading it uses.

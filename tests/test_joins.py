@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.catalog import enrich, enrich_reference
-from tests.harness import join_closure, run
+from tests.harness import join_closure, less_equal, run
 from tests.sql import accumulated, sqlite_rows
 from tests.strategies import table
 
@@ -222,3 +222,37 @@ def test_arrangement_stays_small_under_churn(stage: str) -> None:
         list(reader.drain())
         sizes.append(arrange.arrangement.size())
     assert max(sizes[100:]) <= 1.5 * sizes[20]
+
+
+def half_join_reference(inputs: list, at: list) -> dict:
+    """From scratch: each stream update ((k, a), t, m) joined with the other input accumulated at t, at t."""
+    stream, other = inputs
+    result = {}
+    for version in at:
+        totals: dict = {}
+        for (key, value), t, m in stream:
+            if less_equal(t, version):
+                for (other_key, other_value), m_b in accumulated_signed(other, t).items():
+                    if other_key == key:
+                        record = (key, (value, other_value))
+                        totals[record] = totals.get(record, 0) + m * m_b
+        result[version] = {record: total for record, total in totals.items() if total}
+    return result
+
+
+def accumulated_signed(history: list, version) -> dict:
+    totals: dict = {}
+    for record, t, m in history:
+        if less_equal(t, version):
+            totals[record] = totals.get(record, 0) + m
+    return {record: total for record, total in totals.items() if total}
+
+
+@pytest.mark.since("final")
+@pytest.mark.parametrize("arranged", [False, True])
+@given(inputs=histories(2))
+def test_half_join_equals_from_scratch(stage: str, arranged: bool, inputs: list) -> None:
+    """003's half_join: stream updates look up the other input at their own version; its changes alone add nothing."""
+    at = join_closure({version for history in inputs for _, version, _ in history})
+    program = (lambda a, b: a.half_join(b.arrange())) if arranged else (lambda a, b: a.half_join(b))
+    assert run(stage, program, inputs, at) == half_join_reference(inputs, at)

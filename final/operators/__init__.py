@@ -2,7 +2,7 @@
 
 from .base import BinaryOperator, DataMessage, FrontierMessage, Operator, UnaryOperator
 from .iterate import Egress, Enter, Feedback, Ingress
-from .join import Arrange, Constraint, DeltaJoin, Join
+from .join import Arrange, Constraint, DeltaJoin, HalfJoin, Join
 from .linear import Concat, Debug, LinearUnaryOperator, Logic
 from .reduce import Consolidate, Reduce
 
@@ -19,6 +19,7 @@ __all__ = [
     "Enter",
     "Feedback",
     "FrontierMessage",
+    "HalfJoin",
     "Ingress",
     "Join",
     "LinearUnaryOperator",

@@ -94,6 +94,47 @@ class Join(BinaryOperator):
             side.compact(frontier)
 
 
+class HalfJoin(BinaryOperator):
+    """Each difference of the stream (input 0) joined with the other input as it stands at that version.
+
+    003's ``half_join``: 'an operator that responds to records in one input
+    by look-ups into a second, and which does not respond to changes to the
+    second input'. Each stream update ``((key, a), t, m)`` becomes
+    ``((key, (a, b)), t, m * m_b)`` for every ``(key, b)`` the other input
+    holds, accumulated, at ``t``. A stream update waits until the other
+    input's frontier has passed ``t``, so that look-up is complete. The other
+    input is read through its shared arrangement when it has one.
+    Invariant: ``_pending`` holds stream updates whose look-up is not complete yet.
+    """
+
+    def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement | None = None) -> None:
+        super().__init__(inputs, output)
+        self._other = _SharedArrangement(arrangement) if arrangement is not None else _OwnIndex()
+        self._pending: dict[Version, list] = {}
+
+    def on_data(self, side: int, version: Version, collection: Collection) -> None:
+        if side == 0:
+            self._pending.setdefault(version, []).extend(collection)
+        else:
+            self._other.taken_in(self._other.delta(version, collection))
+
+    def on_frontier(self, frontier: Antichain) -> None:
+        other_frontier = self._input_frontiers[1]
+        ready = sorted((v for v in self._pending if not other_frontier.less_equal_version(v)), key=Version.sort_key)
+        for version in ready:
+            delta = Index.from_collection(version, Collection._trusted(self._pending.pop(version)), "half_join")
+            updates = []
+            for key in delta.keys():
+                matches: dict = {}
+                for part in self._other.parts():
+                    for value, multiplicity in part.reconstruct_at(key, version):
+                        matches[value] = matches.get(value, 0) + multiplicity
+                for value, multiplicity in delta.reconstruct_at(key, version):
+                    updates += [((key, (value, other)), multiplicity * m) for other, m in matches.items() if m]
+            self.send(version, updates)
+        self._other.compact(frontier)
+
+
 class Arrange(Operator):
     """Builds a shared ``Arrangement`` of its input and passes every message on, one batch each.
 
