@@ -165,13 +165,23 @@ class Graph:
     one step carries data from the inputs all the way to the outputs.
     """
 
-    def __init__(self, operators: list[Operator]) -> None:
+    def __init__(
+        self, operators: list[Operator], scopes: dict[int, Scope], inputs: list[DifferenceStreamWriter]
+    ) -> None:
         self._operators = operators
+        self._scopes = scopes
+        self._inputs = inputs
 
     def step(self) -> None:
         """Run every operator once, in topological order."""
         for operator in self._operators:
             operator.run()
+
+    def to_dot(self) -> str:
+        """The graph in graphviz's dot language: operators by kind, loops as nested boxes (see ``final.viz``)."""
+        from .viz import to_dot
+
+        return to_dot(self)
 
 
 class Scope:
@@ -208,6 +218,8 @@ class GraphBuilder:
         self._root = Scope(None, initial_frontier)
         self._operators: list[Operator] = []
         self._finalized = False
+        self._scopes: dict[int, Scope] = {}
+        self._inputs: list[DifferenceStreamWriter] = []
 
     def new_input(self) -> tuple[DifferenceStreamBuilder, DifferenceStreamWriter]:
         """A new input edge: a stream to build on and the writer that feeds it.
@@ -217,6 +229,7 @@ class GraphBuilder:
         """
         self._check_building("new_input")
         writer = DifferenceStreamWriter(self._root.initial_frontier)
+        self._inputs.append(writer)
         return DifferenceStreamBuilder(self, writer, self._root), writer
 
     def finalize(self) -> Graph:
@@ -227,7 +240,7 @@ class GraphBuilder:
         """
         self._check_building("finalize")
         self._finalized = True
-        return Graph(_fused(self._operators))
+        return Graph(_fused(self._operators), self._scopes, self._inputs)
 
     def _check_building(self, what: str) -> None:
         if self._finalized:
@@ -257,7 +270,9 @@ class GraphBuilder:
         inputs = [stream._enter(inner) for stream in inputs]
         scope = scope or inner
         output = output or DifferenceStreamWriter(scope.initial_frontier)
-        self._operators.append(make([stream._writer.new_reader() for stream in inputs], output))
+        operator = make([stream._writer.new_reader() for stream in inputs], output)
+        self._operators.append(operator)
+        self._scopes[id(operator)] = scope
         return DifferenceStreamBuilder(self, output, scope)
 
 

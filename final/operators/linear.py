@@ -42,6 +42,8 @@ class LinearUnaryOperator(UnaryOperator):
     def __init__(self, inputs: list, output: DifferenceStreamWriter, logic: Logic) -> None:
         super().__init__(inputs, output)
         self._logic = logic
+        self.fused = 1
+        """How many linear operators this one stands for."""
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         for output_version, updates in self._logic(version, list(collection)):
@@ -61,6 +63,7 @@ class LinearUnaryOperator(UnaryOperator):
 
         self._logic = followed_by
         self.output = following.output
+        self.fused += following.fused
 
 
 class Debug(UnaryOperator):

@@ -1,0 +1,156 @@
+"""Seeing it: dataflow graphs as graphviz diagrams, and the product order as matplotlib plots.
+
+``to_dot(graph)`` draws a finished graph like document 002's diagrams:
+inputs, every operator labelled by its kind, readers the user connected, and
+each ``iterate`` scope as a box nested in its enclosing one. ``render`` turns
+that into SVG or PNG with graphviz's ``dot``. ``plot_product_order`` draws a
+2-D grid of versions, an antichain and the upper set it allows, and frontiers
+advancing, as in 002's figures for "v5/vFinal: Partially ordered versions".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .graph import Graph, Scope
+
+SCOPE_COLORS = ("white", "#f2f2f2", "#e0e0e0", "#cfcfcf")
+"""Fill of a scope box by nesting depth: deeper loops are darker, as 002 shades the loop body."""
+
+
+def _label(operator: Any) -> str:
+    kind = type(operator).__name__
+    if kind == "LinearUnaryOperator":
+        return "linear" if operator.fused == 1 else f"linear\n({operator.fused} fused)"
+    if kind == "Debug":
+        return f"debug\n{operator._name}"
+    return kind.lower()
+
+
+def to_dot(graph: Graph) -> str:
+    """The dot source of ``graph``: one node per input, operator and connected reader."""
+    writer_node: dict[int, str] = {}
+    lines = ["digraph dataflow {", "  rankdir=LR;", '  node [shape=box, style="rounded,filled", fillcolor=white];']
+    for number, writer in enumerate(graph._inputs):
+        writer_node[id(writer)] = f"input{number}"
+        lines.append(f'  input{number} [label="input {number}", shape=ellipse];')
+    for number, operator in enumerate(graph._operators):
+        writer_node[id(operator.output)] = f"op{number}"
+
+    clusters: dict[int, list[str]] = {}
+    scopes: dict[int, Scope] = {}
+    for number, operator in enumerate(graph._operators):
+        scope = graph._scopes.get(id(operator))
+        key = id(scope) if scope is not None else 0
+        scopes[key] = scope
+        label = _label(operator).replace("\n", "\\n")
+        clusters.setdefault(key, []).append(f'op{number} [label="{label}"];')
+    lines += _nested_clusters(clusters, scopes)
+
+    readers = 0
+    for number, operator in enumerate(graph._operators):
+        for reader in operator.inputs:
+            source = writer_node.get(id(reader._writer))
+            if source is not None:
+                lines.append(f"  {source} -> op{number};")
+    # Readers the user connected: queues on an operator's output that no operator drains.
+    drained = {id(reader._queue) for operator in graph._operators for reader in operator.inputs}
+    for number, operator in enumerate(graph._operators):
+        for queue in operator.output._queues:
+            if id(queue) not in drained:
+                lines.append(f'  reader{readers} [label="reader", shape=note];')
+                lines.append(f"  op{number} -> reader{readers};")
+                readers += 1
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _nested_clusters(clusters: dict[int, list[str]], scopes: dict[int, Any]) -> list[str]:
+    """Nodes grouped in ``subgraph cluster_...`` blocks, one per loop scope, nested as the scopes are."""
+    known = dict(scopes)
+    for scope in scopes.values():
+        while scope is not None and scope.parent is not None:  # every enclosing loop gets a box too
+            known[id(scope.parent)] = scope = scope.parent
+    children: dict[int, list[int]] = {}
+    for key, scope in known.items():
+        if scope is not None and scope.parent is not None:
+            children.setdefault(id(scope.parent), []).append(key)
+
+    def emit(key: int, depth: int) -> list[str]:
+        indent = "  " * (depth + 1)
+        body = [indent + node for node in clusters.get(key, [])]
+        for child in children.get(key, []):
+            color = SCOPE_COLORS[min(depth + 1, len(SCOPE_COLORS) - 1)]
+            body.append(f'{indent}subgraph cluster_{child} {{ label="iterate"; style=filled; fillcolor="{color}";')
+            body += emit(child, depth + 1)
+            body.append(indent + "}")
+        return body
+
+    roots = [key for key, scope in known.items() if scope is None or scope.parent is None]
+    return [line for root in roots for line in emit(root, 0)]
+
+
+def render(graph: Graph, format: str = "svg") -> bytes:
+    """The graph drawn by graphviz's ``dot``, as ``format`` bytes (``svg`` or ``png``)."""
+    import graphviz
+
+    return graphviz.Source(to_dot(graph)).pipe(format=format)
+
+
+def plot_product_order(
+    size: int = 6,
+    antichain: Sequence[tuple[int, int]] = (),
+    frontiers: Sequence[Sequence[tuple[int, int]]] = (),
+    versions: Sequence[tuple[int, int]] = (),
+    ax: Any = None,
+) -> Any:
+    """Plot a ``size`` x ``size`` grid of 2-D versions under the product order.
+
+    ``antichain``'s elements are marked and the versions it allows (its upper
+    set) shaded; each of ``frontiers`` is drawn as the staircase bounding its
+    upper set, later ones darker, to show a frontier advancing; ``versions``
+    are marked as points of data. Returns the matplotlib Axes.
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 5), layout="constrained")
+    points = [(x, y) for x in range(size) for y in range(size)]
+    ax.scatter([x for x, _ in points], [y for _, y in points], s=12, color="#bbbbbb", zorder=1)
+    allowed = [(x, y) for x, y in points if any(a <= x and b <= y for a, b in antichain)]
+    if allowed:
+        ax.scatter([x for x, _ in allowed], [y for _, y in allowed], s=60, color="#b7e4b7", zorder=2,
+                   label="allowed by the antichain")
+    if antichain:
+        ax.scatter([a for a, _ in antichain], [b for _, b in antichain], s=90, color="#2a7f2a", zorder=3,
+                   label="antichain")
+    colors = plt.get_cmap("Blues")
+    for number, frontier in enumerate(frontiers):
+        ax.step(*_staircase(frontier, size), where="post", linewidth=2, zorder=4,
+                color=colors(0.35 + 0.6 * (number + 1) / len(frontiers)),
+                label=f"frontier {number}" if len(frontiers) <= 4 else None)
+    if versions:
+        ax.scatter([a for a, _ in versions], [b for _, b in versions], marker="x", s=70, color="black", zorder=5,
+                   label="data")
+    ax.set_xlim(-0.5, size - 0.5)
+    ax.set_ylim(-0.5, size - 0.5)
+    ax.set_xlabel("first coordinate (input version)")
+    ax.set_ylabel("second coordinate (iteration)")
+    ax.set_aspect("equal")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), fontsize="small")
+    return ax
+
+
+def _staircase(frontier: Sequence[tuple[int, int]], size: int) -> tuple[list[float], list[float]]:
+    """The lower-left boundary of an antichain's upper set, as x and y lists for ``Axes.step``."""
+    corners = sorted(frontier)
+    xs, ys = ([corners[0][0] - 0.5], [size - 0.5]) if corners else ([], [])
+    for x, y in corners:
+        xs.append(x - 0.5)
+        ys.append(y - 0.5)
+    if corners:
+        xs.append(size - 0.5)
+        ys.append(ys[-1])
+    return xs, ys
