@@ -18,3 +18,14 @@ def test_reachability_bench_runs() -> None:
 
     load, update, reached = measure_reachability("v5", 60, updates=4)
     assert load >= 0 and update >= 0 and reached >= 1
+
+
+def test_final_benchmarks_run() -> None:
+    from tests.bench import bench_final
+
+    rows = bench_final.compare_with_v5(200, updates=4)
+    assert [name for name, _, _ in rows] == ["count by key", "join", "reachability"]
+    hierarchical, naive = bench_final.retract_minimum(300)
+    assert hierarchical > 0 and naive > 0
+    first, last = bench_final.arrangement_memory(50, live=20)
+    assert first == last == 20
