@@ -16,6 +16,12 @@ from tests.sql import accumulated, sqlite_rows
 from tests.strategies import table
 
 keys = st.one_of(st.none(), st.integers(0, 3))
+enrichment_tables = st.tuples(
+    table(st.tuples(st.integers(0, 5), keys)),  # facts (id, user_id)
+    table(st.tuples(st.integers(0, 3), keys)),  # users (id, addr_id)
+    table(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.sampled_from("xyz")))),  # addrs (id, zipcode)
+    table(st.tuples(st.sampled_from("xyz"), st.sampled_from(["ann", "bob"]))),  # agent (zipcode, name)
+).map(list)
 
 
 def all_versions(*histories: list) -> list:
@@ -52,15 +58,10 @@ def test_left_join_equals_sql(stage: str, left: list, right: list) -> None:
 
 
 @pytest.mark.since("final")
-@given(
-    facts=table(st.tuples(st.integers(0, 5), keys)),
-    users=table(st.tuples(st.integers(0, 3), keys)),
-    addrs=table(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.sampled_from("xyz")))),
-    agent=table(st.tuples(st.sampled_from("xyz"), st.sampled_from(["ann", "bob"]))),
-)
-def test_multiway_left_join_equals_sql(stage: str, facts: list, users: list, addrs: list, agent: list) -> None:
+@given(tables=enrichment_tables)
+def test_multiway_left_join_equals_sql(stage: str, tables: list) -> None:
     """003's enrichment as a multi-way LEFT JOIN, with missing keys and NULL keys, equals SQL at every version."""
-    histories = [facts, users, addrs, agent]
+    histories = tables
     versions_ = all_versions(*histories)
     assert run(stage, enrich, histories, versions_) == enrich_reference(histories, versions_)
 
@@ -98,16 +99,11 @@ INNER_SQL = (
 
 
 @pytest.mark.since("final")
-@given(
-    facts=table(st.tuples(st.integers(0, 5), keys)),
-    users=table(st.tuples(st.integers(0, 3), keys)),
-    addrs=table(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.sampled_from("xyz")))),
-    agent=table(st.tuples(st.sampled_from("xyz"), st.sampled_from(["ann", "bob"]))),
-)
-def test_delta_join_equals_binary_joins_and_sql(stage: str, facts: list, users: list, addrs: list, agent: list) -> None:
+@given(tables=enrichment_tables)
+def test_delta_join_equals_binary_joins_and_sql(stage: str, tables: list) -> None:
     """003: the enrichment as binary joins and as a delta join, both equal to SQL's inner join."""
-    histories = [facts, users, addrs, agent]
-    versions_ = sorted({version for history in histories for _, version, _ in history})
+    histories = tables
+    versions_ = all_versions(*histories)
     columns = {"facts": ["id", "user_id"], "users": ["id", "addr_id"], "addrs": ["id", "zipcode"],
                "agent": ["zipcode", "name"]}
     expected = {}

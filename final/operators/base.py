@@ -14,6 +14,7 @@ timely's progress tracking.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -106,3 +107,8 @@ class BinaryOperator(Operator):
     With versions, a difference no longer waits for its partner from the other
     input: each is handled as it arrives, labelled with its version.
     """
+
+
+def finished(pending: Iterable[Version], frontier: Antichain) -> list[Version]:
+    """The versions of ``pending`` that ``frontier`` has passed, each after every version less than it."""
+    return sorted((version for version in pending if not frontier.less_equal_version(version)), key=Version.sort_key)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..collection import Collection, Update
 from ..errors import IterationError
 from ..order import Antichain, Version
-from .base import UnaryOperator
+from .base import UnaryOperator, finished
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -108,8 +108,7 @@ class Feedback(UnaryOperator):
         self._pending[version].extend(collection)
 
     def on_frontier(self, frontier: Antichain) -> None:
-        finished = sorted((v for v in self._pending if not frontier.less_equal_version(v)), key=Version.sort_key)
-        for version in finished:
+        for version in finished(self._pending, frontier):
             updates = list(Collection._trusted(self._pending.pop(version)).consolidate())
             if not updates:
                 continue

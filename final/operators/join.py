@@ -14,7 +14,7 @@ from ..collection import Collection
 from ..errors import GraphError
 from ..order import Antichain, Version
 from ..trace import Arrangement, Index
-from .base import BinaryOperator, Operator
+from .base import BinaryOperator, Operator, finished
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -120,8 +120,7 @@ class HalfJoin(BinaryOperator):
 
     def on_frontier(self, frontier: Antichain) -> None:
         other_frontier = self._input_frontiers[1]
-        ready = sorted((v for v in self._pending if not other_frontier.less_equal_version(v)), key=Version.sort_key)
-        for version in ready:
+        for version in finished(self._pending, other_frontier):
             delta = Index.from_collection(version, Collection._trusted(self._pending.pop(version)), "half_join")
             updates = []
             for key in delta.keys():

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..collection import Collection, Multiplicity, Update, Values
 from ..order import Antichain, Version
 from ..trace import Index
-from .base import UnaryOperator
+from .base import UnaryOperator, finished
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -63,9 +63,8 @@ class Reduce(UnaryOperator):
             times |= new_times
 
     def on_frontier(self, frontier: Antichain) -> None:
-        finished = sorted((v for v in self._pending if not frontier.less_equal_version(v)), key=Version.sort_key)
         touched = set()
-        for version in finished:
+        for version in finished(self._pending, frontier):
             changes = Index()
             keys = self._pending.pop(version)
             touched |= keys
@@ -99,6 +98,5 @@ class Consolidate(UnaryOperator):
         self._pending[version].extend(collection)
 
     def on_frontier(self, frontier: Antichain) -> None:
-        finished = sorted((v for v in self._pending if not frontier.less_equal_version(v)), key=Version.sort_key)
-        for version in finished:
+        for version in finished(self._pending, frontier):
             self.send(version, list(Collection._trusted(self._pending.pop(version)).consolidate()))
