@@ -53,7 +53,7 @@ class _SharedArrangement:
         return self._next
 
     def parts(self) -> list[Index]:
-        # ``batch`` already moved past the delta in hand; its own side never looks at itself.
+        # Exactly the batches this side has taken in: ``delta`` moved its position past each as it came.
         return self.arrangement.parts(self.reader)
 
     def taken_in(self, delta: Index) -> None:
