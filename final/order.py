@@ -34,12 +34,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import le
 from typing import Any
 
 from .errors import FrontierError, VersionError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Version:
     """A logical time: a non-empty tuple of non-negative ints, ordered coordinate by coordinate.
 
@@ -62,19 +63,35 @@ class Version:
     def __repr__(self) -> str:
         return f"Version({self.coords!r})"
 
+    @classmethod
+    def _of(cls, coords: tuple[int, ...]) -> Version:
+        """A Version from coordinates the engine computed itself: no checks (they were made at the boundary)."""
+        version = object.__new__(cls)
+        object.__setattr__(version, "coords", coords)
+        return version
+
     def less_equal(self, other: Version) -> bool:
-        return all(a <= b for a, b in zip(self.coords, other.coords, strict=True))
+        # Dimensions were checked where versions entered the graph.
+        return all(map(le, self.coords, other.coords))
 
     def less_than(self, other: Version) -> bool:
         return self != other and self.less_equal(other)
 
     def join(self, other: Version) -> Version:
         """The least upper bound of the two versions: the coordinate-wise max."""
-        return Version(tuple(max(a, b) for a, b in zip(self.coords, other.coords, strict=True)))
+        if self.less_equal(other):
+            return other
+        if other.less_equal(self):
+            return self
+        return Version._of(tuple(map(max, self.coords, other.coords)))
 
     def meet(self, other: Version) -> Version:
         """The greatest lower bound of the two versions: the coordinate-wise min."""
-        return Version(tuple(min(a, b) for a, b in zip(self.coords, other.coords, strict=True)))
+        if self.less_equal(other):
+            return self
+        if other.less_equal(self):
+            return other
+        return Version._of(tuple(map(min, self.coords, other.coords)))
 
     def advance_by(self, frontier: Antichain) -> Version:
         """The least version that every future version ``>= self`` is also ``>=``.
@@ -102,15 +119,15 @@ class Version:
 
     def extend(self) -> Version:
         """This version inside a loop, at iteration 0: one more coordinate."""
-        return Version((*self.coords, 0))
+        return Version._of((*self.coords, 0))
 
     def truncate(self) -> Version:
         """This version outside its innermost loop: the iteration coordinate dropped."""
-        return Version(self.coords[:-1])
+        return Version._of(self.coords[:-1])
 
     def increment(self) -> Version:
         """The same version one iteration later: the last coordinate plus one."""
-        return Version((*self.coords[:-1], self.coords[-1] + 1))
+        return Version._of((*self.coords[:-1], self.coords[-1] + 1))
 
 
 def checked_version(version: Any, error: type[Exception], what: str, like: Version | None = None) -> Version:
@@ -146,6 +163,10 @@ class Antichain:
         Raises:
             FrontierError: an element is not a Version, or they differ in dimension.
         """
+        versions = tuple(versions)
+        if len(versions) == 1:  # the common case, a single version: nothing to minimize
+            self.elements = (checked_version(versions[0], FrontierError, "an antichain element"),)
+            return
         minimal: list[Version] = []
         for version in versions:
             checked_version(version, FrontierError, "an antichain element", minimal[0] if minimal else None)
@@ -177,8 +198,17 @@ class Antichain:
     def less_than(self, other: Antichain) -> bool:
         return self != other and self.less_equal(other)
 
+    @classmethod
+    def _of(cls, elements: tuple[Version, ...]) -> Antichain:
+        """An antichain of elements already minimal and sorted (the engine derived them from one)."""
+        antichain = object.__new__(cls)
+        antichain.elements = elements
+        return antichain
+
     def meet(self, other: Antichain) -> Antichain:
         """The frontier allowing what either allows: the minimal elements of both."""
+        if self.elements == other.elements:
+            return self
         return Antichain(self.elements + other.elements)
 
     def join(self, other: Antichain) -> Antichain:
@@ -186,13 +216,15 @@ class Antichain:
         return Antichain(mine.join(theirs) for mine in self.elements for theirs in other.elements)
 
     def extend(self) -> Antichain:
-        return Antichain(element.extend() for element in self.elements)
+        # Appending a coordinate keeps elements incomparable and in order.
+        return Antichain._of(tuple(element.extend() for element in self.elements))
 
     def truncate(self) -> Antichain:
         return Antichain(element.truncate() for element in self.elements)
 
     def increment(self) -> Antichain:
-        return Antichain(element.increment() for element in self.elements)
+        # Incomparable elements differ before their last coordinate, so adding 1 to it keeps them so, in order.
+        return Antichain._of(tuple(element.increment() for element in self.elements))
 
 
 def checked_frontier(frontier: Any, what: str, like: Version) -> Antichain:
