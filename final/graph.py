@@ -172,10 +172,18 @@ class Graph:
         self._scopes = scopes
         self._inputs = inputs
 
-    def step(self) -> None:
-        """Run every operator once, in topological order."""
-        for operator in self._operators:
-            operator.run()
+    def step(self, budget: int | None = None) -> int:
+        """Run every operator once, in topological order; return how many messages they handled.
+
+        With a ``budget``, each operator handles at most that many messages
+        this step and leaves the rest queued: bounded work per step. A step
+        that handled nothing means the graph is quiet.
+        """
+        return sum(operator.run(budget) for operator in self._operators)
+
+    def frontiers(self) -> list[tuple[str, Antichain]]:
+        """Progress: each operator's kind and output frontier, in topological order."""
+        return [(type(operator).__name__, operator.output.frontier) for operator in self._operators]
 
     def to_dot(self) -> str:
         """The graph in graphviz's dot language: operators by kind, loops as nested boxes (see ``final.viz``)."""

@@ -55,14 +55,25 @@ class Operator:
         self._input_frontiers = [reader.frontier for reader in inputs]
         self._frontier = self._meet_of_inputs()
 
-    def run(self) -> None:
-        """Consume what is queued on the inputs and send the resulting outputs."""
+    def run(self, budget: int | None = None) -> int:
+        """Consume queued messages, at most ``budget`` of them (all, if None); return how many.
+
+        Messages past the budget stay queued for the next run, in order, so an
+        operator's work per step is bounded and no operator holds up the
+        others for long (002's closing list: 'Operators are more careful to
+        yield in a bounded amount of time').
+        """
+        handled = 0
         for side, reader in enumerate(self.inputs):
             for message in reader.drain():
                 if isinstance(message, DataMessage):
                     self.on_data(side, message.version, message.collection)
                 else:
                     self._on_input_frontier(side, message.frontier)
+                handled += 1
+                if budget is not None and handled >= budget:
+                    return handled
+        return handled
 
     def _meet_of_inputs(self) -> Antichain:
         frontier = self._input_frontiers[0]

@@ -1,0 +1,86 @@
+"""final's engine qualities: bounded work per step, progress reports, and quiet graphs.
+
+Source: shared/seeds/002_74f1d5592741c2fb.txt's closing list ('Operators are
+more careful to yield in a bounded amount of time').
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.harness import build_graph, stage_module
+from tests.programs import BINARY, reachability
+
+pairs = st.tuples(st.integers(0, 3), st.integers(0, 3))
+history = st.lists(st.tuples(pairs, st.integers(0, 3), st.integers(-1, 2)), max_size=10)
+
+
+def run_stepping(stage: str, program, inputs: list, budget: int | None) -> tuple[dict, int]:
+    """Feed every version in order and step with ``budget`` until each is done; the output per version,
+    and the most messages any single operator handled in one step."""
+    module = stage_module(stage)
+    V, C = module.Version, module.Collection
+    writers, reader, graph = build_graph(module, program, len(inputs))
+    most = 0
+    for operator in graph._operators:
+        original = operator.run
+
+        def counting(budget=None, original=original):
+            nonlocal most
+            handled = original(budget)
+            most = max(most, handled)
+            return handled
+
+        operator.run = counting
+    output: dict = {}
+    versions = sorted({version for history_ in inputs for _, version, _ in history_})
+    for version in versions:
+        for writer, history_ in zip(writers, inputs, strict=True):
+            writer.send_data(V(version), C([(r, m) for r, at, m in history_ if at == version]))
+            writer.send_frontier(V(version + 1))
+        for _ in range(10_000):
+            if not reader.probe_frontier_less_than(V(version + 1)):
+                break
+            graph.step(budget)
+        for message in reader.drain():
+            if isinstance(message, module.DataMessage):
+                difference = output.setdefault(version, {})
+                for record, multiplicity in message.collection:
+                    difference[record] = difference.get(record, 0) + multiplicity
+    return {v: {r: m for r, m in d.items() if m} for v, d in output.items()}, most
+
+
+@pytest.mark.since("final")
+@pytest.mark.parametrize("name", ["join_then_sum", "three_way_join", "min_of_concat"])
+@given(left=history, right=history, budget=st.integers(1, 3))
+def test_a_work_budget_changes_when_work_happens_not_what_comes_out(
+    stage: str, name: str, left: list, right: list, budget: int
+) -> None:
+    bounded, most = run_stepping(stage, BINARY[name], [left, right], budget)
+    unbounded, _ = run_stepping(stage, BINARY[name], [left, right], None)
+    assert bounded == unbounded
+    assert most <= budget
+
+
+@pytest.mark.since("final")
+def test_loops_finish_under_a_budget_of_one_message(stage: str) -> None:
+    roots = [(0, 0, 1), (0, 2, -1), (3, 1, 1)]
+    edges = [((i, i + 1), 0, 1) for i in range(6)] + [((3, 0), 1, 1)]
+    bounded, most = run_stepping(stage, reachability, [roots, edges], 1)
+    unbounded, _ = run_stepping(stage, reachability, [roots, edges], None)
+    assert bounded == unbounded and most == 1
+
+
+@pytest.mark.since("final")
+def test_progress_lists_every_operator_frontier(stage: str) -> None:
+    module = stage_module(stage)
+    (writer,), _, graph = build_graph(module, lambda c: c.map(lambda r: (r, ())).count(), 1)
+    writer.send_frontier(module.Version(3))
+    while graph.step():
+        pass
+    kinds = [kind for kind, _ in graph.frontiers()]
+    assert kinds == ["LinearUnaryOperator", "Reduce"]
+    assert all(frontier == module.Antichain([module.Version(3)]) for _, frontier in graph.frontiers())
+    assert graph.step() == 0  # quiet: nothing left to handle
