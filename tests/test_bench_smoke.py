@@ -29,3 +29,5 @@ def test_final_benchmarks_run() -> None:
     assert hierarchical > 0 and naive > 0
     first, last = bench_final.arrangement_memory(50, live=20)
     assert first == last == 20
+    assert [name for name, _, _ in bench_final.scaling((50, 100), updates=4)] == [
+        "count by key", "join", "MIN of one group"]

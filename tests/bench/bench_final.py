@@ -8,11 +8,13 @@ shared machine (read ratios, not microseconds):
    one-record updates (insert one record, retract it again).
 2. Retracting the current minimum of one group of N values: ``final``'s
    hierarchical ``min`` against ``reduce`` with a naive min on the same data.
-3. An arranged collection of 1,000 live records updated over 10,000 versions
+3. ``final`` alone at N = 1,000 and N = 1,000,000: one-record updates to
+   count by key, join, and MIN over one group of all N values.
+4. An arranged collection of 1,000 live records updated over 10,000 versions
    (each version replaces one record): its size after the first version and
    at the end.
 
-    python -m tests.bench.bench_final            # N = 100,000 (about two minutes)
+    python -m tests.bench.bench_final            # N = 100,000, and 1,000,000 for (3) (several minutes)
     python -m tests.bench.bench_final --quick    # N = 2,000
 """
 
@@ -127,6 +129,24 @@ def arrangement_memory(versions: int, live: int = 1_000) -> tuple[int, int]:
     return first, arrange.arrangement.size()
 
 
+def scaling(sizes: tuple[int, int], updates: int) -> list[tuple[str, float, float]]:
+    """Median µs per one-record update on final at two sizes: count by key (groups of 10), join, and MIN
+    over one group holding every record (hierarchical, so log n per update)."""
+    rows = []
+    for name, program, initial, update in (
+        ("count by key", lambda a: a.count(), lambda n: [[(i % max(n // 10, 1), i) for i in range(n)]],
+         lambda n: lambda i: (0, (i % max(n // 10, 1), -i))),
+        ("join", lambda a, b: a.join(b), lambda n: [[(i, i) for i in range(n)], [(i, -i) for i in range(n)]],
+         lambda n: lambda i: (0, ((i * 7919) % n, n + i))),
+        ("MIN of one group", lambda a: a.min(), lambda n: [[("all", i) for i in range(n)]],
+         lambda n: lambda i: (0, ("all", -i))),
+    ):
+        costs = [load_then_update("final", program, initial(n), update(n), updates)[1] for n in sizes]
+        rows.append((name, *costs))
+        print(f"  measured {name}", flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="N = 2,000, fewer versions")
@@ -143,6 +163,11 @@ def main() -> None:
     hierarchical, naive = retract_minimum(big)
     print(f"\nretracting the minimum of one group of {big:,} values: hierarchical {hierarchical * 1e3:.1f} ms, "
           f"naive {naive * 1e3:.1f} ms, ratio {naive / hierarchical:.1f}")
+    sizes = (1_000, 1_000_000) if not args.quick else (200, 2_000)
+    print(f"\n| final, one-record update | µs at N={sizes[0]:,} | µs at N={sizes[1]:,} | ratio |")
+    print("|---|---:|---:|---:|")
+    for name, small, large in scaling(sizes, UPDATES):
+        print(f"| {name} | {small * 1e6:,.0f} | {large * 1e6:,.0f} | {large / small:.2f} |")
     first, last = arrangement_memory(versions)
     print(f"\narrangement of 1,000 live records: {first} entries after version 0, {last} after {versions:,} "
           f"versions (ratio {last / first:.2f})")
