@@ -146,8 +146,8 @@ class DifferenceStreamWriter:
                 f"the frontier cannot move backwards from {self.frontier} to {frontier}; "
                 f"send a frontier at or after {self.frontier}"
             )
+        message = FrontierMessage(*self.frontier.changes_to(frontier))
         self.frontier = frontier
-        message = FrontierMessage(frontier)
         for queue in self._queues:
             queue.append(message)
 

@@ -205,6 +205,18 @@ class Antichain:
         antichain.elements = elements
         return antichain
 
+    def changes_to(self, other: Antichain) -> tuple[tuple[Version, ...], tuple[Version, ...]]:
+        """``(removed, added)``: the elements to drop from this antichain and to add, to make ``other``."""
+        return (
+            tuple(element for element in self.elements if element not in other.elements),
+            tuple(element for element in other.elements if element not in self.elements),
+        )
+
+    def apply(self, change: Any) -> Antichain:
+        """This antichain after a change with ``removed`` and ``added`` elements (a ``FrontierMessage``)."""
+        kept = [element for element in self.elements if element not in change.removed]
+        return Antichain._of(tuple(sorted(kept + list(change.added), key=Version.sort_key)))
+
     def meet(self, other: Antichain) -> Antichain:
         """The frontier allowing what either allows: the minimal elements of both."""
         if self.elements == other.elements:

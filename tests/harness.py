@@ -143,6 +143,12 @@ def as_frontier(stage: ModuleType, version: Any) -> Any:
     return stage.Antichain([version]) if hasattr(stage, "Antichain") else version
 
 
+def frontier_after(message: Any, previous: Any) -> Any:
+    """The frontier a frontier message leaves: the one it carries (v3 to v5), or ``previous`` with its
+    change applied (final sends frontiers as changes)."""
+    return message.frontier if hasattr(message, "frontier") else previous.apply(message)
+
+
 def build_graph(stage: ModuleType, program: Callable[..., Any], inputs: int, zero: Any = 0) -> tuple[list, Any, Any]:
     """``(writers, reader, graph)``: ``program`` built on ``inputs`` fresh inputs, its output read, finalized."""
     builder = new_builder(stage, zero)
@@ -246,7 +252,7 @@ def _run_graph_with_versions(stage: ModuleType, program: Callable, inputs: Seque
         nonlocal seen_frontier
         for message in reader.drain():
             if isinstance(message, stage.FrontierMessage):
-                seen_frontier = message.frontier
+                seen_frontier = frontier_after(message, seen_frontier)
                 continue
             if not spell.allows(seen_frontier, message.version):
                 raise AssertionError(

@@ -84,3 +84,23 @@ def test_progress_lists_every_operator_frontier(stage: str) -> None:
     assert kinds == ["LinearUnaryOperator", "Reduce"]
     assert all(frontier == module.Antichain([module.Version(3)]) for _, frontier in graph.frontiers())
     assert graph.step() == 0  # quiet: nothing left to handle
+
+
+@pytest.mark.since("final")
+def test_frontiers_travel_as_changes(stage: str) -> None:
+    """002's closing list: from [(1, 10), (2, 8), (4, 6), (6, 4), (8, 2)] to the same with (2, 9), the message
+    says only 'replace (2, 8) with (2, 9)'."""
+    module = stage_module(stage)
+    V, A = module.Version, module.Antichain
+    builder = module.GraphBuilder(V((0, 0)))
+    stream, writer = builder.new_input()
+    reader = stream.connect_reader()
+    builder.finalize()
+    before = A([V((1, 10)), V((2, 8)), V((4, 6)), V((6, 4)), V((8, 2))])
+    after = A([V((1, 10)), V((2, 9)), V((4, 6)), V((6, 4)), V((8, 2))])
+    writer.send_frontier(before)
+    writer.send_frontier(after)
+    first, second = list(reader.drain())
+    assert len(first.added) == 5 and first.removed == (V((0, 0)),)
+    assert (second.removed, second.added) == ((V((2, 8)),), (V((2, 9)),))
+    assert A([V((0, 0))]).apply(first).apply(second) == after

@@ -6,10 +6,12 @@ Constructing dataflow graphs" and "v3: Versions and frontiers".
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 import v2
-from tests.harness import as_frontier, build_graph, stage_module
+from tests.harness import as_frontier, build_graph, frontier_after, stage_module
 
 
 def test_v2_map_filter_graph_debug_output() -> None:
@@ -47,23 +49,31 @@ def test_v2_concat_waits_for_both_inputs() -> None:
     assert list(reader.drain()) == [C([("a2", 1), ("b2", 1)]), C([("a3", 1), ("b3", 1)])]
 
 
-def messages(stage: str, reader) -> list[tuple]:
-    """The reader's messages as ``("data", version, records)`` and ``("frontier", frontier)``.
+def message_reader(stage: str, reader) -> Callable[[], list[tuple]]:
+    """A function reading ``reader``'s new messages as ``("data", version, records)`` and ``("frontier", f)``.
 
-    A frontier of one version is shown as that version, in every stage (v5 on send antichains).
+    A frontier of one version is shown as that version, in every stage (v5 on
+    send antichains, final sends their changes: the function keeps the
+    frontier it last saw to apply them to).
     """
     module = stage_module(stage)
+    seen = [reader.frontier if hasattr(reader, "frontier") else None]
 
     def plain(frontier):
         elements = getattr(frontier, "elements", None)
         return elements[0] if elements is not None and len(elements) == 1 else frontier
 
-    return [
-        ("data", m.version, m.collection.as_dict())
-        if isinstance(m, module.DataMessage)
-        else ("frontier", plain(m.frontier))
-        for m in reader.drain()
-    ]
+    def read() -> list[tuple]:
+        result = []
+        for message in reader.drain():
+            if isinstance(message, module.DataMessage):
+                result.append(("data", message.version, message.collection.as_dict()))
+            else:
+                seen[0] = frontier_after(message, seen[0])
+                result.append(("frontier", plain(seen[0])))
+        return result
+
+    return read
 
 
 @pytest.mark.since("v3")
@@ -72,15 +82,16 @@ def test_concat_forwards_out_of_order_data_without_waiting(stage: str) -> None:
     module = stage_module(stage)
     V, C = module.Version, module.Collection
     (write_a, write_b), reader, graph = build_graph(module, lambda a, b: a.concat(b), 2)
+    read = message_reader(stage, reader)
     write_a.send_data(V(2), C([("a2", 1)]))
     write_a.send_data(V(0), C([("a0", 1)]))
     write_a.send_frontier(V(3))
     graph.step()
     # b has sent nothing, yet a's data is through; the frontier waits for b.
-    assert messages(stage, reader) == [("data", V(2), {"a2": 1}), ("data", V(0), {"a0": 1})]
+    assert read() == [("data", V(2), {"a2": 1}), ("data", V(0), {"a0": 1})]
     write_b.send_frontier(V(1))
     graph.step()
-    assert messages(stage, reader) == [("frontier", V(1))]
+    assert read() == [("frontier", V(1))]
     assert reader.probe_frontier_less_than(V(2)) and not reader.probe_frontier_less_than(V(1))
 
 
@@ -92,17 +103,18 @@ def test_finished_versions_come_out_in_version_order(stage: str, operator: str) 
     module = stage_module(stage)
     V, C = module.Version, module.Collection
     (writer,), reader, graph = build_graph(module, lambda source: getattr(source, operator)(), 1)
+    read = message_reader(stage, reader)
     for version, value in [(2, "c"), (0, "a"), (1, "b")]:
         writer.send_data(V(version), C([(("k", value), 1)]))
     graph.step()
-    assert messages(stage, reader) == []  # nothing is finished yet
+    assert read() == []  # nothing is finished yet
     writer.send_frontier(V(3))
     graph.step()
     if operator == "count":
         expected = [{("k", 1): 1}, {("k", 2): 1, ("k", 1): -1}, {("k", 3): 1, ("k", 2): -1}]
     else:
         expected = [{("k", "a"): 1}, {("k", "b"): 1}, {("k", "c"): 1}]
-    assert messages(stage, reader) == [("data", V(v), e) for v, e in enumerate(expected)] + [("frontier", V(3))]
+    assert read() == [("data", V(v), e) for v, e in enumerate(expected)] + [("frontier", V(3))]
 
 
 @pytest.mark.since("v3")
@@ -110,13 +122,14 @@ def test_binary_output_frontier_is_the_meet_of_its_inputs(stage: str) -> None:
     module = stage_module(stage)
     V = module.Version
     (write_a, write_b), reader, graph = build_graph(module, lambda a, b: a.join(b), 2)
+    read = message_reader(stage, reader)
     write_a.send_frontier(V(5))
     write_b.send_frontier(V(2))
     graph.step()
-    assert messages(stage, reader) == [("frontier", V(2))]
+    assert read() == [("frontier", V(2))]
     write_b.send_frontier(V(9))
     graph.step()
-    assert messages(stage, reader) == [("frontier", V(5))]
+    assert read() == [("frontier", V(5))]
 
 
 @pytest.mark.since("v3")

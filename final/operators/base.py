@@ -35,9 +35,16 @@ class DataMessage:
 
 @dataclass(frozen=True)
 class FrontierMessage:
-    """The sender will send no more data at versions before ``frontier``."""
+    """A frontier change: the sender's frontier lost the versions ``removed`` and gained ``added``.
 
-    frontier: Antichain
+    Frontiers travel as changes (002's closing list: a frontier moving from
+    ``[(1, 10), (2, 8), ...]`` to ``[(1, 10), (2, 9), ...]`` is sent as 'replace
+    (2, 8) with (2, 9)'). A reader applies each change, in order, to the
+    frontier it last knew: ``frontier.apply(message)``.
+    """
+
+    removed: tuple[Version, ...]
+    added: tuple[Version, ...]
 
 
 class Operator:
@@ -69,7 +76,7 @@ class Operator:
                 if isinstance(message, DataMessage):
                     self.on_data(side, message.version, message.collection)
                 else:
-                    self._on_input_frontier(side, message.frontier)
+                    self._on_input_frontier(side, self._input_frontiers[side].apply(message))
                 handled += 1
                 if budget is not None and handled >= budget:
                     return handled
