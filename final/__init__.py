@@ -1,12 +1,24 @@
 """Stage final: the complete engine, built on v5's partially ordered versions.
 
 New since v5: a package with one module per concept (``order``,
-``collection``, ``trace``, ``graph``, and ``operators/`` with one module per
-operator family) instead of one file per stage concept, and the operators the
-documents add beyond document 002. So far: the most general linear operator
-of shared/seeds/000_60294c000a3077be.txt (``explode``, ``join_function``,
-``temporal_filter``), and chains of linear operators fused into one operator
-when the graph is finalized. Everything v5 computes, final computes the same.
+``collection``, ``trace``, ``graph``, ``aggregates``, ``joins``, ``viz``, and
+``operators/`` with one module per operator family) instead of one file per
+stage concept, and what the documents add beyond document 002:
+
+- shared/seeds/000_60294c000a3077be.txt: the general linear operator
+  (``explode``, ``join_function``, ``temporal_filter``), and chains of linear
+  operators fused into one when the graph is finalized;
+- shared/seeds/004_667a8f168f533318.txt: hierarchical ``min``/``max``,
+  in-place NULL-aware ``count_total``/``sum_total``, ``threshold``,
+  ``count_distinct``, and ``aggregate`` factoring several aggregates;
+- shared/seeds/003_8a1a68ac9bab78a7.txt: ``arrange()`` and shared
+  arrangements, ``half_join``, the delta join ``join_many``,
+  ``semijoin``/``antijoin``, and NULL-aware ``left_join``/``left_join_chain``;
+- 002's closing list: a work budget per ``step()``, frontiers sent as
+  changes, ``graph.frontiers()`` for progress;
+- ``final.viz``: graphviz diagrams and product-order plots.
+
+Everything v5 computes, final computes the same: it runs the whole shared suite.
 """
 
 from .collection import Collection
