@@ -232,3 +232,29 @@ def test_streams_of_two_loops_do_not_mix(stage: str) -> None:
     source.iterate(lambda x: (second.append(x), x.distinct())[1])
     with pytest.raises(module.GraphError, match="another loop it is not nested in"):
         first[0].concat(second[0])
+
+
+def _distinct(collection):
+    return collection.map(lambda n: (n, ())).distinct().map(lambda pair: pair[0])
+
+
+def nested_loops(numbers):
+    """A loop inside a loop: the inner one closes a set under n -> min(n + 1, 6), the outer under n -> 2n mod 7."""
+    return numbers.iterate(
+        lambda outer: _distinct(
+            _distinct(outer).iterate(lambda inner: _distinct(inner.map(lambda n: min(n + 1, 6)).concat(inner)))
+            .map(lambda n: n * 2 % 7)
+            .concat(outer)
+        )
+    )
+
+
+@pytest.mark.since("v5")
+@pytest.mark.parametrize("kind", ["int", "tuple"])
+@given(data=st.data())
+def test_nested_loops_equal_from_scratch(stage: str, kind: str, data: st.DataObject) -> None:
+    """Versions three (or four) coordinates deep: a loop's body holds another loop."""
+    versions = int_versions if kind == "int" else tuple_versions
+    inputs = [data.draw(insert_then_retract(st.integers(0, 6), versions))]
+    at = versions_to_check(inputs)
+    assert run_or_skip(stage, nested_loops, inputs, at) == run("v0", nested_loops, inputs, at)
