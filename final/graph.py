@@ -127,9 +127,7 @@ class DifferenceStreamWriter:
                 f"send_data takes a Collection, not {type(collection).__name__}: {collection!r}; "
                 f"wrap it: Collection([(record, multiplicity), ...])"
             )
-        message = DataMessage(version, collection)
-        for queue in self._queues:
-            queue.append(message)
+        self._send(version, collection)
 
     def send_frontier(self, frontier: Antichain | Version) -> None:
         """Promise that no more data will be sent at versions ``frontier`` has passed.
@@ -146,10 +144,24 @@ class DifferenceStreamWriter:
                 f"the frontier cannot move backwards from {self.frontier} to {frontier}; "
                 f"send a frontier at or after {self.frontier}"
             )
-        message = FrontierMessage(*self.frontier.changes_to(frontier))
-        self.frontier = frontier
+        self._advance(frontier)
+
+    def _send(self, version: Version, collection: Collection) -> None:
+        """``send_data`` for operators, whose versions and collections are right by construction."""
+        assert self.frontier.less_equal_version(version), f"an operator sent data at {version} behind {self.frontier}"
+        message = DataMessage(version, collection)
         for queue in self._queues:
             queue.append(message)
+
+    def _advance(self, frontier: Antichain) -> None:
+        """``send_frontier`` for operators: send the change to ``frontier``, if there is one."""
+        assert self.frontier.less_equal(frontier), f"an operator moved its frontier back: {self.frontier} to {frontier}"
+        removed, added = self.frontier.changes_to(frontier)
+        if removed or added:
+            self.frontier = frontier
+            message = FrontierMessage(removed, added)
+            for queue in self._queues:
+                queue.append(message)
 
     def new_reader(self) -> DifferenceStreamReader:
         queue: deque = deque()
@@ -179,7 +191,10 @@ class Graph:
         this step and leaves the rest queued: bounded work per step. A step
         that handled nothing means the graph is quiet.
         """
-        return sum(operator.run(budget) for operator in self._operators)
+        handled = 0
+        for operator in self._operators:
+            handled += operator.run(budget)
+        return handled
 
     def frontiers(self) -> list[tuple[str, Antichain]]:
         """Progress: each operator's kind and output frontier, in topological order."""
@@ -248,7 +263,9 @@ class GraphBuilder:
         """
         self._check_building("finalize")
         self._finalized = True
-        return Graph(_fused(self._operators), self._scopes, self._inputs)
+        operators = _fused(self._operators)
+        _watch_loops(operators, self._scopes)
+        return Graph(operators, self._scopes, self._inputs)
 
     def _check_building(self, what: str) -> None:
         if self._finalized:
@@ -304,6 +321,40 @@ def _fused(operators: list[Operator]) -> list[Operator]:
         producers[id(operator.output)] = operator
         kept.append(operator)
     return kept
+
+
+def _watch_loops(operators: list[Operator], scopes: dict[int, Scope]) -> None:
+    """Show each loop's ``Feedback`` what it must watch to know when the loop is done.
+
+    That is every operator of the loop's scope (or of a scope nested in it)
+    from which data can reach the feedback edge, with their input queues, and
+    the operators that bring data into the scope from outside it
+    (``Ingress``, ``Enter``). Run after fusion, on the operators that remain.
+    """
+    producers = {id(operator.output): operator for operator in operators}
+    for feedback in operators:
+        if not isinstance(feedback, Feedback):
+            continue
+        scope = scopes[id(feedback)]
+        inside: list[Operator] = []
+        entries: list[Operator] = []
+        seen = {id(feedback)}
+        stack = [feedback]
+        while stack:
+            operator = stack.pop()
+            if not scope.encloses(scopes[id(operator)]):
+                continue
+            reads_outside = any(
+                id(reader._writer) not in producers or not scope.encloses(scopes[id(producers[id(reader._writer)])])
+                for reader in operator.inputs
+            )
+            (entries if reads_outside else inside).append(operator)
+            for reader in operator.inputs:
+                producer = producers.get(id(reader._writer))
+                if producer is not None and id(producer) not in seen:
+                    seen.add(id(producer))
+                    stack.append(producer)
+        feedback.watch(inside, entries)
 
 
 class DifferenceStreamBuilder:

@@ -15,6 +15,10 @@ versions", and shared/seeds/001_462e131350b64955.txt (differences over a
 partial order). Rust DD calls a version a timestamp, or time (``Product`` in
 loops), and ``advance_by`` is its name too.
 
+New in final: a ``Version`` *is* its tuple of coordinates (a ``tuple``
+subclass), so hashing it, using it as a dict key and building one cost what
+they cost for a tuple; versions are on every message and in every index.
+
 >>> Version((0, 1)).less_equal(Version((1, 1))), Version((1, 0)).less_equal(Version((0, 1)))
 (True, False)
 >>> Version((1, 0)).join(Version((0, 2))), Version((1, 0)).meet(Version((0, 2)))
@@ -33,65 +37,78 @@ Version((1, 1))
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from operator import le
 from typing import Any
 
 from .errors import FrontierError, VersionError
 
 
-@dataclass(frozen=True, slots=True)
-class Version:
+class Version(tuple):
     """A logical time: a non-empty tuple of non-negative ints, ordered coordinate by coordinate.
 
     ``Version(3)`` is short for ``Version((3,))``. ``<`` is not defined on
     purpose (later stages have incomparable versions): use ``less_equal`` and
     ``less_than``. Only versions with the same number of coordinates compare.
+    A Version equals the plain tuple of its coordinates.
     """
 
-    coords: tuple[int, ...]
+    __slots__ = ()
 
-    def __post_init__(self) -> None:
-        coords = (self.coords,) if type(self.coords) is int else self.coords
-        if type(coords) is not tuple or not coords or any(type(c) is not int or c < 0 for c in coords):
+    def __new__(cls, coords: int | tuple[int, ...]) -> Version:
+        """Raises:
+        VersionError: ``coords`` is not a non-negative int or a non-empty tuple of them.
+        """
+        if type(coords) is int and coords >= 0:  # the common case, Version(3)
+            return tuple.__new__(cls, (coords,))
+        if not isinstance(coords, tuple) or not coords or any(type(c) is not int or c < 0 for c in coords):
             raise VersionError(
-                f"a version is a non-negative int or a tuple of them, not {self.coords!r}; "
+                f"a version is a non-negative int or a tuple of them, not {coords!r}; "
                 f"write Version(3) or Version((3, 0))"
             )
-        object.__setattr__(self, "coords", coords)
+        return tuple.__new__(cls, coords)
 
     def __repr__(self) -> str:
-        return f"Version({self.coords!r})"
+        return f"Version({tuple(self)!r})"
+
+    def _unordered(self, other: Any) -> bool:
+        raise TypeError(
+            f"versions are partially ordered, so {self} < {other} is not defined; use less_equal or less_than"
+        )
+
+    __lt__ = __le__ = __gt__ = __ge__ = _unordered
+
+    @property
+    def coords(self) -> tuple[int, ...]:
+        """The coordinates as a plain tuple."""
+        return tuple(self)
 
     @classmethod
     def _of(cls, coords: tuple[int, ...]) -> Version:
         """A Version from coordinates the engine computed itself: no checks (they were made at the boundary)."""
-        version = object.__new__(cls)
-        object.__setattr__(version, "coords", coords)
-        return version
+        return tuple.__new__(cls, coords)
 
     def less_equal(self, other: Version) -> bool:
         # Dimensions were checked where versions entered the graph.
-        return all(map(le, self.coords, other.coords))
+        return all(map(le, self, other))
 
     def less_than(self, other: Version) -> bool:
-        return self != other and self.less_equal(other)
+        return self != other and all(map(le, self, other))
 
     def join(self, other: Version) -> Version:
         """The least upper bound of the two versions: the coordinate-wise max."""
-        if self.less_equal(other):
-            return other
-        if other.less_equal(self):
+        if all(map(le, other, self)):
             return self
-        return Version._of(tuple(map(max, self.coords, other.coords)))
+        if all(map(le, self, other)):
+            return other
+        return tuple.__new__(Version, map(max, self, other))
 
     def meet(self, other: Version) -> Version:
         """The greatest lower bound of the two versions: the coordinate-wise min."""
-        if self.less_equal(other):
+        if all(map(le, self, other)):
             return self
-        if other.less_equal(self):
+        if all(map(le, other, self)):
             return other
-        return Version._of(tuple(map(min, self.coords, other.coords)))
+        return tuple.__new__(Version, map(min, self, other))
 
     def advance_by(self, frontier: Antichain) -> Version:
         """The least version that every future version ``>= self`` is also ``>=``.
@@ -102,10 +119,11 @@ class Version:
         any future comparison telling the difference. With several frontier
         elements it may move less far than any one of them would take it.
         """
-        if not frontier.elements:
+        elements = frontier.elements
+        if not elements:
             return self
-        advanced = self.join(frontier.elements[0])
-        for element in frontier.elements[1:]:
+        advanced = self.join(elements[0])
+        for element in elements[1:]:
             advanced = advanced.meet(self.join(element))
         return advanced
 
@@ -115,29 +133,29 @@ class Version:
         Lexicographic order extends the product order: if ``a <= b`` then
         ``a.coords <= b.coords`` as tuples.
         """
-        return self.coords
+        return tuple(self)
 
     def extend(self) -> Version:
         """This version inside a loop, at iteration 0: one more coordinate."""
-        return Version._of((*self.coords, 0))
+        return tuple.__new__(Version, (*self, 0))
 
     def truncate(self) -> Version:
         """This version outside its innermost loop: the iteration coordinate dropped."""
-        return Version._of(self.coords[:-1])
+        return tuple.__new__(Version, self[:-1])
 
     def increment(self) -> Version:
         """The same version one iteration later: the last coordinate plus one."""
-        return Version._of((*self.coords[:-1], self.coords[-1] + 1))
+        return tuple.__new__(Version, (*self[:-1], self[-1] + 1))
 
 
 def checked_version(version: Any, error: type[Exception], what: str, like: Version | None = None) -> Version:
     """Return ``version`` if it is a Version (with as many coordinates as ``like``), else raise ``error``."""
-    if not isinstance(version, Version):
+    if type(version) is not Version:
         raise error(f"{what} must be a Version, not {version!r}; write Version({version!r})")
-    if like is not None and len(version.coords) != len(like.coords):
+    if like is not None and len(version) != len(like):
         raise error(
-            f"{what}, {version}, has {len(version.coords)} coordinates, but this stream's versions have "
-            f"{len(like.coords)}, like {like}; do not mix versions of different dimensions"
+            f"{what}, {version}, has {len(version)} coordinates, but this stream's versions have "
+            f"{len(like)}, like {like}; do not mix versions of different dimensions"
         )
     return version
 
@@ -167,14 +185,9 @@ class Antichain:
         if len(versions) == 1:  # the common case, a single version: nothing to minimize
             self.elements = (checked_version(versions[0], FrontierError, "an antichain element"),)
             return
-        minimal: list[Version] = []
         for version in versions:
-            checked_version(version, FrontierError, "an antichain element", minimal[0] if minimal else None)
-            if any(other.less_equal(version) for other in minimal):
-                continue
-            minimal = [other for other in minimal if not version.less_equal(other)]
-            minimal.append(version)
-        self.elements: tuple[Version, ...] = tuple(sorted(minimal, key=Version.sort_key))
+            checked_version(version, FrontierError, "an antichain element", versions[0])
+        self.elements: tuple[Version, ...] = minimal(versions)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Antichain):
@@ -189,14 +202,17 @@ class Antichain:
 
     def less_equal_version(self, version: Version) -> bool:
         """Whether ``version`` may still change: some element is ``<=`` it."""
-        return any(element.less_equal(version) for element in self.elements)
+        for element in self.elements:
+            if all(map(le, element, version)):
+                return True
+        return False
 
     def less_equal(self, other: Antichain) -> bool:
         """Whether this frontier is at or behind ``other``: it allows every version ``other`` allows."""
         return all(self.less_equal_version(version) for version in other.elements)
 
     def less_than(self, other: Antichain) -> bool:
-        return self != other and self.less_equal(other)
+        return self.elements != other.elements and self.less_equal(other)
 
     @classmethod
     def _of(cls, elements: tuple[Version, ...]) -> Antichain:
@@ -207,36 +223,54 @@ class Antichain:
 
     def changes_to(self, other: Antichain) -> tuple[tuple[Version, ...], tuple[Version, ...]]:
         """``(removed, added)``: the elements to drop from this antichain and to add, to make ``other``."""
+        mine, theirs = self.elements, other.elements
+        if len(mine) == 1 and len(theirs) == 1:  # the common case: one version replaced by another
+            return (mine, theirs) if mine != theirs else ((), ())
         return (
-            tuple(element for element in self.elements if element not in other.elements),
-            tuple(element for element in other.elements if element not in self.elements),
+            tuple(element for element in mine if element not in theirs),
+            tuple(element for element in theirs if element not in mine),
         )
 
     def apply(self, change: Any) -> Antichain:
         """This antichain after a change with ``removed`` and ``added`` elements (a ``FrontierMessage``)."""
-        kept = [element for element in self.elements if element not in change.removed]
-        return Antichain._of(tuple(sorted(kept + list(change.added), key=Version.sort_key)))
+        removed, added = change.removed, change.added
+        if removed == self.elements:  # everything replaced; ``added`` is a sorted antichain already
+            return Antichain._of(added)
+        kept = [element for element in self.elements if element not in removed]
+        return Antichain._of(tuple(sorted(kept + list(added), key=tuple)))
 
     def meet(self, other: Antichain) -> Antichain:
         """The frontier allowing what either allows: the minimal elements of both."""
         if self.elements == other.elements:
             return self
-        return Antichain(self.elements + other.elements)
+        return Antichain._of(minimal(self.elements + other.elements))
 
     def join(self, other: Antichain) -> Antichain:
         """The frontier allowing what both allow: the minimal joins of an element of each."""
-        return Antichain(mine.join(theirs) for mine in self.elements for theirs in other.elements)
+        if self.elements == other.elements:
+            return self
+        return Antichain._of(minimal([mine.join(theirs) for mine in self.elements for theirs in other.elements]))
 
     def extend(self) -> Antichain:
         # Appending a coordinate keeps elements incomparable and in order.
         return Antichain._of(tuple(element.extend() for element in self.elements))
 
     def truncate(self) -> Antichain:
-        return Antichain(element.truncate() for element in self.elements)
+        return Antichain._of(minimal([element.truncate() for element in self.elements]))
 
     def increment(self) -> Antichain:
         # Incomparable elements differ before their last coordinate, so adding 1 to it keeps them so, in order.
         return Antichain._of(tuple(element.increment() for element in self.elements))
+
+
+def minimal(versions: Iterable[Version]) -> tuple[Version, ...]:
+    """The minimal elements of ``versions``, without repeats, sorted by ``sort_key``: an antichain's elements."""
+    result: list[Version] = []
+    for version in sorted(set(versions), key=tuple):
+        # Sorted lexicographically, a version can only be >= versions before it.
+        if not any(all(map(le, kept, version)) for kept in result):
+            result.append(version)
+    return tuple(result)
 
 
 def checked_frontier(frontier: Any, what: str, like: Version) -> Antichain:
@@ -245,8 +279,9 @@ def checked_frontier(frontier: Any, what: str, like: Version) -> Antichain:
     Raises:
         FrontierError: ``frontier`` is neither, or its versions' dimension is not ``like``'s.
     """
-    if isinstance(frontier, Version):
-        frontier = Antichain([frontier])
+    if type(frontier) is Version:
+        checked_version(frontier, FrontierError, what, like)
+        return Antichain._of((frontier,))
     if not isinstance(frontier, Antichain):
         raise FrontierError(
             f"{what} must be an Antichain (or a Version), not {frontier!r}; write Antichain([Version((1, 0))])"
@@ -262,6 +297,6 @@ def as_version(version: Any, like: Version) -> Version:
     Raises:
         VersionError: it is none of these, or its dimension is not ``like``'s.
     """
-    if not isinstance(version, Version):
+    if type(version) is not Version:
         version = Version(version)
     return checked_version(version, VersionError, "a version from join_function", like)

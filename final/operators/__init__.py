@@ -1,6 +1,6 @@
 """The operator families of the engine, one module each."""
 
-from .base import BinaryOperator, DataMessage, FrontierMessage, Operator, UnaryOperator
+from .base import BinaryOperator, DataMessage, FrontierMessage, Holding, Operator, UnaryOperator
 from .iterate import Egress, Enter, Feedback, Ingress
 from .join import Arrange, Constraint, DeltaJoin, HalfJoin, Join
 from .linear import Concat, Debug, LinearUnaryOperator, Logic
@@ -20,6 +20,7 @@ __all__ = [
     "Feedback",
     "FrontierMessage",
     "HalfJoin",
+    "Holding",
     "Ingress",
     "Join",
     "LinearUnaryOperator",

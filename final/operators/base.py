@@ -14,8 +14,8 @@ timely's progress tracking.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..collection import Collection, Update
@@ -25,15 +25,19 @@ if TYPE_CHECKING:
     from ..graph import DifferenceStreamReader, DifferenceStreamWriter
 
 
-@dataclass(frozen=True)
 class DataMessage:
-    """A difference collection at a version."""
+    """A difference collection at a version. Never mutated once sent: readers share it."""
 
-    version: Version
-    collection: Collection
+    __slots__ = ("collection", "version")
+
+    def __init__(self, version: Version, collection: Collection) -> None:
+        self.version = version
+        self.collection = collection
+
+    def __repr__(self) -> str:
+        return f"DataMessage({self.version!r}, {self.collection!r})"
 
 
-@dataclass(frozen=True)
 class FrontierMessage:
     """A frontier change: the sender's frontier lost the versions ``removed`` and gained ``added``.
 
@@ -43,8 +47,14 @@ class FrontierMessage:
     frontier it last knew: ``frontier.apply(message)``.
     """
 
-    removed: tuple[Version, ...]
-    added: tuple[Version, ...]
+    __slots__ = ("added", "removed")
+
+    def __init__(self, removed: tuple[Version, ...], added: tuple[Version, ...]) -> None:
+        self.removed = removed
+        self.added = added
+
+    def __repr__(self) -> str:
+        return f"FrontierMessage(removed={self.removed!r}, added={self.added!r})"
 
 
 class Operator:
@@ -58,6 +68,7 @@ class Operator:
     def __init__(self, inputs: list[DifferenceStreamReader], output: DifferenceStreamWriter) -> None:
         self.inputs = inputs
         self.output = output
+        self._queues: list[deque] = [reader._queue for reader in inputs]
         # The graph is not running yet: each input is at the frontier its edge starts at.
         self._input_frontiers = [reader.frontier for reader in inputs]
         self._frontier = self._meet_of_inputs()
@@ -68,17 +79,20 @@ class Operator:
         Messages past the budget stay queued for the next run, in order, so an
         operator's work per step is bounded and no operator holds up the
         others for long (002's closing list: 'Operators are more careful to
-        yield in a bounded amount of time').
+        yield in a bounded amount of time'). A message leaves its queue just
+        before it is handled, so if handling it raises, the ones behind it are
+        still queued.
         """
         handled = 0
-        for side, reader in enumerate(self.inputs):
-            for message in reader.drain():
-                if isinstance(message, DataMessage):
+        for side, queue in enumerate(self._queues):
+            while queue:
+                message = queue.popleft()
+                if type(message) is DataMessage:
                     self.on_data(side, message.version, message.collection)
                 else:
-                    self._on_input_frontier(side, self._input_frontiers[side].apply(message))
+                    self._on_input_frontier(side, message)
                 handled += 1
-                if budget is not None and handled >= budget:
+                if handled == budget:
                     return handled
         return handled
 
@@ -88,15 +102,13 @@ class Operator:
             frontier = frontier.meet(input_frontier)
         return frontier
 
-    def _on_input_frontier(self, side: int, frontier: Antichain) -> None:
-        self._input_frontiers[side] = frontier
+    def _on_input_frontier(self, side: int, change: FrontierMessage) -> None:
+        self._input_frontiers[side] = self._input_frontiers[side].apply(change)
         frontier = self._meet_of_inputs()
-        if frontier != self._frontier:
+        if frontier.elements != self._frontier.elements:
             self._frontier = frontier
             self.on_frontier(frontier)
-            output_frontier = self.output_frontier(frontier)
-            if output_frontier != self.output.frontier:
-                self.output.send_frontier(output_frontier)
+            self.output._advance(self.output_frontier(frontier))
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         """Handle a difference collection arriving on input ``side`` at ``version``."""
@@ -109,10 +121,32 @@ class Operator:
         """The output frontier when the inputs' is ``frontier``: the same, unless versions change shape."""
         return frontier
 
+    def holds(self) -> Iterable[Version]:
+        """Versions at which this operator keeps data it has not sent yet; it will send it there or later.
+
+        Empty for operators that send as soon as data arrives. A loop's
+        ``Feedback`` reads them to know when nothing inside the loop can change
+        any more (``operators.iterate.Feedback``).
+        """
+        return ()
+
     def send(self, version: Version, updates: list[Update]) -> None:
         """Send ``updates`` at ``version`` unless there are none."""
         if updates:
-            self.output.send_data(version, Collection._trusted(updates))
+            self.output._send(version, Collection._trusted(updates))
+
+
+class Holding:
+    """For operators that keep data until versions finish (reductions, consolidation, feedback).
+
+    Invariant: ``_pending`` is keyed by every version at which the operator
+    keeps data it has not sent, so those keys are its ``holds``.
+    """
+
+    _pending: dict[Version, object]
+
+    def holds(self) -> Iterable[Version]:
+        return self._pending.keys()
 
 
 class UnaryOperator(Operator):
@@ -129,4 +163,4 @@ class BinaryOperator(Operator):
 
 def finished(pending: Iterable[Version], frontier: Antichain) -> list[Version]:
     """The versions of ``pending`` that ``frontier`` has passed, each after every version less than it."""
-    return sorted((version for version in pending if not frontier.less_equal_version(version)), key=Version.sort_key)
+    return sorted((version for version in pending if not frontier.less_equal_version(version)), key=tuple)

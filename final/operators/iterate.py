@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from ..collection import Collection, Update
 from ..errors import IterationError
-from ..order import Antichain, Version
-from .base import UnaryOperator, finished
+from ..order import Antichain, Version, minimal
+from .base import DataMessage, Holding, Operator, UnaryOperator, finished
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -31,8 +31,9 @@ class Ingress(UnaryOperator):
     """
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self.output.send_data(version.extend(), collection)
-        self.output.send_data(version.extend().increment(), collection.negate())
+        entered = version.extend()
+        self.output._send(entered, collection)
+        self.output._send(entered.increment(), collection.negate())
 
     def output_frontier(self, frontier: Antichain) -> Antichain:
         return frontier.extend()
@@ -46,7 +47,7 @@ class Enter(UnaryOperator):
     """
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self.output.send_data(version.extend(), collection)
+        self.output._send(version.extend(), collection)
 
     def output_frontier(self, frontier: Antichain) -> Antichain:
         return frontier.extend()
@@ -60,39 +61,40 @@ class Egress(UnaryOperator):
     """
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self.output.send_data(version.truncate(), collection)
+        self.output._send(version.truncate(), collection)
 
     def output_frontier(self, frontier: Antichain) -> Antichain:
         return frontier.truncate()
 
 
-class Feedback(UnaryOperator):
+class Feedback(Holding, UnaryOperator):
     """The loop's back edge: the body's output at ``(v, i)`` returns to the loop head at ``(v, i + 1)``.
 
     Each version is held until the frontier passes it, then sent consolidated,
     so every cycle through the loop has a consolidation on it and a difference
     that cancels out stops instead of circling forever.
 
-    Frontier rule. The output frontier is the input frontier one iteration on,
-    never moving backwards, except that an element ``e = (v, j)`` is dropped once the loop has
-    provably converged on everything only ``e`` still allows: when, for
-    ``k = j - 1 >= 1``, every finished version ``(w, k)`` at which the body's
-    output changed is ``>=`` one of the other elements. Why that is sound:
-    take any ``(u, j')`` that only ``e`` allows, with ``j' > k``. Every ``(w, k)``
-    with ``w <= u`` is then allowed by no other element (else ``(u, j')``
-    would be), so the body's output did not change there; the loop head's
-    input at ``(w, k + 1)`` is that output fed back (the input's retraction
-    only touches iteration 1, entered collections only iteration 0), so it
-    did not change either; then the body sees at ``(w, k + 1)`` exactly the
-    collections it saw at ``(w, k)`` for every ``w <= u``, and its output does
-    not change at iteration ``k + 1``, nor, by the same step, at any later one.
-    No external input can arrive there either: it would need a frontier
-    element below ``u``. The rule looks at differences, not at how many
-    rounds went by, so a version that converges slowly is never cut off.
+    How a loop ends. The output frontier promises that nothing more will be
+    sent at the versions it has passed. Everything the body will ever deliver
+    here comes from something already in the loop or from outside it: data
+    queued on the loop's edges, data its operators hold unsent
+    (``Operator.holds``: a reduce's pending versions, say), and data the
+    operators that bring collections into the loop (``Ingress``, ``Enter``)
+    will still send, which their output frontiers bound. An operator only ever
+    sends at versions ``>=`` the data that caused it, so those versions, cut to
+    this loop's coordinates, bound what can still arrive here, and one
+    iteration on, what can still be sent. The output frontier is that bound
+    (joined with the input frontier one iteration on, which also holds). When
+    a version ``v`` has converged, nothing in the loop is at ``(v, _)`` any
+    more, so the frontier jumps past all of ``v``'s iterations at once,
+    instead of walking them one by one as v5's rule does; an iteration where
+    nothing is held is skipped too. This is timely dataflow's progress
+    tracking, with pointstamps counted by looking, for one loop.
 
     Invariant: ``_pending`` holds what arrived at unfinished versions;
-    ``_changed[k]`` the outer versions ``w`` at which the output at a finished
-    ``(w, k)`` was not empty. Simplification: ``_changed`` is never compacted.
+    ``_inside`` is every operator of the loop that can deliver data here,
+    ``_entries`` every operator bringing data into the loop (set by ``watch``
+    when the graph is finalized).
 
     Raises:
         IterationError: a version needs more than ``max_iterations`` iterations.
@@ -102,7 +104,12 @@ class Feedback(UnaryOperator):
         super().__init__(inputs, output)
         self._max_iterations = max_iterations
         self._pending: defaultdict[Version, list[Update]] = defaultdict(list)
-        self._changed: defaultdict[int, set[Version]] = defaultdict(set)
+        self._inside: list[Operator] = [self]
+        self._entries: list[Operator] = []
+
+    def watch(self, inside: list[Operator], entries: list[Operator]) -> None:
+        """Watch ``inside`` (the loop's operators upstream of this one, itself included) and ``entries``."""
+        self._inside, self._entries = inside, entries
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self._pending[version].extend(collection)
@@ -112,29 +119,23 @@ class Feedback(UnaryOperator):
             updates = list(Collection._trusted(self._pending.pop(version)).consolidate())
             if not updates:
                 continue
-            if version.coords[-1] + 1 > self._max_iterations:
+            if version[-1] + 1 > self._max_iterations:
                 raise IterationError(
                     f"iterate did not converge at version {version.truncate()} within {self._max_iterations} "
-                    f"iterations: iteration {version.coords[-1]} still changed {len(updates)} records. Check that "
+                    f"iterations: iteration {version[-1]} still changed {len(updates)} records. Check that "
                     f"the body converges (a distinct or a filter usually bounds it), or raise max_iterations"
                 )
-            self._changed[version.coords[-1]].add(version.truncate())
             self.send(version.increment(), updates)
 
     def output_frontier(self, frontier: Antichain) -> Antichain:
-        advanced = Antichain(
-            element.increment() for element in frontier.elements if not self._converged(element, frontier)
-        )
-        # A region found converged stays converged, but the input frontier that showed it may be
-        # followed by one, still in flight from before, that no longer does: keep what was shown.
-        return advanced.join(self.output.frontier)
+        return frontier.join(self._still_possible()).increment()
 
-    def _converged(self, element: Version, frontier: Antichain) -> bool:
-        iteration = element.coords[-1] - 1
-        if iteration < 1:
-            return False
-        others = [other for other in frontier.elements if other != element]
-        return all(
-            any(other.less_equal(Version((*outer.coords, iteration))) for other in others)
-            for outer in self._changed.get(iteration, ())
-        )
+    def _still_possible(self) -> Antichain:
+        """A frontier for what can still arrive at this operator: see the class docstring."""
+        dimension = len(self.output.like)
+        possible = [version for entry in self._entries for version in entry.output.frontier.elements]
+        for operator in self._inside:
+            possible.extend(operator.holds())
+            for queue in operator._queues:
+                possible.extend(message.version for message in queue if type(message) is DataMessage)
+        return Antichain._of(minimal(Version._of(version[:dimension]) for version in possible))

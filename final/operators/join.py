@@ -14,7 +14,7 @@ from ..collection import Collection
 from ..errors import GraphError
 from ..order import Antichain, Version
 from ..trace import Arrangement, Index
-from .base import BinaryOperator, Operator, finished
+from .base import BinaryOperator, Holding, Operator, finished
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -94,7 +94,7 @@ class Join(BinaryOperator):
             side.compact(frontier)
 
 
-class HalfJoin(BinaryOperator):
+class HalfJoin(Holding, BinaryOperator):
     """Each difference of the stream (input 0) joined with the other input as it stands at that version.
 
     003's ``half_join``: 'an operator that responds to records in one input
@@ -151,7 +151,7 @@ class Arrange(Operator):
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self.arrangement.append(Index.from_collection(version, collection, "arrange"))
         self.arrangement.batch(self._reader)
-        self.output.send_data(version, collection)
+        self.output._send(version, collection)
 
     def on_frontier(self, frontier: Antichain) -> None:
         self.arrangement.allow_compaction(self._reader, frontier)

@@ -76,7 +76,7 @@ class Debug(UnaryOperator):
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self._sink(f"debug {self._name} data: version: {version} collection: {collection}")
-        self.output.send_data(version, collection)
+        self.output._send(version, collection)
 
     def on_frontier(self, frontier: Antichain) -> None:
         self._sink(f"debug {self._name} notification: frontier {frontier}")
@@ -86,4 +86,4 @@ class Concat(BinaryOperator):
     """The sum of two streams: every difference is forwarded at its version."""
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self.output.send_data(version, collection)
+        self.output._send(version, collection)

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 from ..collection import Collection, Multiplicity, Update, Values
 from ..order import Antichain, Version
 from ..trace import Index
-from .base import UnaryOperator, finished
+from .base import Holding, UnaryOperator, finished
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
 
 
-class Reduce(UnaryOperator):
+class Reduce(Holding, UnaryOperator):
     """``(key, output)`` for ``output`` in ``f(values of key)``, one finished version at a time.
 
     ``f`` needs all of a key's values at a version, so nothing is sent at a
@@ -84,7 +84,7 @@ class Reduce(UnaryOperator):
             self._times[key] = {time.advance_by(frontier) for time in self._times[key]}
 
 
-class Consolidate(UnaryOperator):
+class Consolidate(Holding, UnaryOperator):
     """One consolidated difference per finished version, in version order.
 
     Invariant: ``_pending`` maps each unfinished version to what arrived at it.
