@@ -270,6 +270,23 @@ def key_value(record: Any, operator: str) -> tuple[Key, Value]:
     return record
 
 
+def checked_pairs(updates: list[Update], operator: str) -> None:
+    """Check that every record of ``updates`` is a ``(key, value)`` pair of hashables, in bulk.
+
+    Raises:
+        RecordError: naming ``operator`` and the first record that is not.
+    """
+    records = list(map(itemgetter(0), updates))
+    if set(map(type, records)) <= {tuple} and set(map(len, records)) <= {2}:
+        try:
+            hash(tuple(records))
+            return
+        except TypeError:
+            pass
+    for record in records:
+        hashable(key_value(record, operator)[1], operator)
+
+
 def _well_formed(updates: list) -> bool:
     """Whether every update is a ``(hashable record, int)`` pair, checked in bulk.
 

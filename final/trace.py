@@ -16,24 +16,30 @@ Rust DD's nearest relative is an arrangement (a trace).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
+from operator import le
 
-from .collection import Collection, Key, Multiplicity, Update, Value, Values, hashable, key_value
+from .collection import Collection, Key, Multiplicity, Update, Value, Values, checked_pairs
 from .order import Antichain, Version
 
 
 class Index:
-    """key -> version -> list of ``(value, multiplicity)``.
+    """key -> version -> ``{value: multiplicity}``.
 
-    Invariant: every key in ``_values`` has at least one version, and every
-    version a non-empty list. Keys not in ``_dirty`` hold consolidated lists
-    (one entry per value, none zero) at versions advanced by the frontier of
-    their last compaction; ``compact`` restores that for the dirty ones.
+    Each version's values are a dict, so adding a difference to it, and
+    merging two versions when compaction moves them together, cost time in
+    proportion to the smaller side, not to the whole group.
+
+    Invariant: no dict holds a zero multiplicity (adding deletes a value whose
+    total reaches zero). Keys not in ``_dirty`` have at least one version, no
+    empty dict, and versions advanced by the frontier of their last
+    compaction; ``compact`` restores that for the dirty ones.
     """
 
+    __slots__ = ("_dirty", "_values")
+
     def __init__(self) -> None:
-        self._values: defaultdict[Key, defaultdict[Version, Values]] = defaultdict(lambda: defaultdict(list))
+        self._values: dict[Key, dict[Version, dict[Value, Multiplicity]]] = {}
         self._dirty: set[Key] = set()
 
     @classmethod
@@ -45,9 +51,7 @@ class Index:
                 key and value; nothing is indexed then.
         """
         index = cls()
-        for record, multiplicity in collection:
-            key, value = key_value(record, operator)
-            index.add_value(key, version, (hashable(value, operator), multiplicity))
+        index.add_collection(version, collection, operator)
         return index
 
     def __len__(self) -> int:
@@ -57,26 +61,63 @@ class Index:
     def keys(self) -> Iterable[Key]:
         return self._values.keys()
 
+    def add_collection(self, version: Version, collection: Collection, operator: str) -> None:
+        """Add every ``((key, value), multiplicity)`` of ``collection`` at ``version``.
+
+        Raises:
+            RecordError: a record is not a ``(key, value)`` pair with a hashable
+                key and value; nothing is added then.
+        """
+        updates = collection._updates
+        checked_pairs(updates, operator)
+        values, mark = self._values, self._dirty.add
+        for (key, value), multiplicity in updates:
+            versions = values.get(key)
+            if versions is None:
+                versions = values[key] = {}
+            at = versions.get(version)
+            if at is None:
+                at = versions[version] = {}
+            total = at.get(value, 0) + multiplicity  # _add, inlined: this loop sees every record
+            if total:
+                at[value] = total
+            else:
+                at.pop(value, None)
+            mark(key)
+
     def add_value(self, key: Key, version: Version, value: tuple[Value, Multiplicity]) -> None:
         """Add one ``(value, multiplicity)`` under ``key`` at ``version``."""
-        self._values[key][version].append(value)
+        _add(self._values.setdefault(key, {}).setdefault(version, {}), *value)
         self._dirty.add(key)
 
     def append(self, other: Index) -> None:
         """Add every value of ``other`` (a difference) to this index."""
-        for key, versions in other._values.items():
-            for version, values in versions.items():
-                self._values[key][version].extend(values)
-            self._dirty.add(key)
+        values = self._values
+        for key, other_versions in other._values.items():
+            versions = values.get(key)
+            if versions is None:
+                values[key] = {version: dict(entries) for version, entries in other_versions.items()}
+                continue
+            for version, entries in other_versions.items():
+                at = versions.get(version)
+                if at is None:
+                    versions[version] = dict(entries)
+                else:
+                    for value, multiplicity in entries.items():
+                        _add(at, value, multiplicity)
+        self._dirty.update(other._values)
 
     def reconstruct_at(self, key: Key, version: Version) -> Values:
         """The consolidated values of ``key`` at ``version``: the sum over versions ``<= version``."""
-        totals: defaultdict[Value, Multiplicity] = defaultdict(int)
-        for other_version, values in self._values.get(key, {}).items():
-            if other_version.less_equal(version):
-                for value, multiplicity in values:
-                    totals[value] += multiplicity
-        return [(value, total) for value, total in totals.items() if total != 0]
+        totals = None
+        for other_version, entries in self._values.get(key, {}).items():
+            if all(map(le, other_version, version)):
+                if totals is None:
+                    totals = dict(entries)
+                else:
+                    for value, multiplicity in entries.items():
+                        _add(totals, value, multiplicity)
+        return list(totals.items()) if totals else []
 
     def join(self, other: Index) -> dict[Version, list[Update]]:
         """``((key, (a, b)), m_a * m_b)`` for every ``a`` here and ``b`` in ``other`` under one key.
@@ -86,17 +127,23 @@ class Index:
         index, so joining a small difference against a large index costs time
         proportional to the difference.
         """
-        smaller, larger = (self, other) if len(self) <= len(other) else (other, self)
-        result: defaultdict[Version, list[Update]] = defaultdict(list)
-        for key in smaller._values:
-            if key not in larger._values:
+        mine, theirs = self._values, other._values
+        smaller, larger = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
+        result: dict[Version, list[Update]] = {}
+        for key in smaller:
+            if key not in larger:
                 continue
-            for version, values in self._values[key].items():
-                for other_version, other_values in other._values[key].items():
-                    output = result[version.join(other_version)]
-                    for value, multiplicity in values:
-                        for other_value, other_multiplicity in other_values:
-                            output.append(((key, (value, other_value)), multiplicity * other_multiplicity))
+            for version, entries in mine[key].items():
+                for other_version, other_entries in theirs[key].items():
+                    joined = version.join(other_version)
+                    output = result.get(joined)
+                    if output is None:
+                        output = result[joined] = []
+                    output += [
+                        ((key, (value, other_value)), multiplicity * other_multiplicity)
+                        for value, multiplicity in entries.items()
+                        for other_value, other_multiplicity in other_entries.items()
+                    ]
         return result
 
     def compact(self, frontier: Antichain) -> None:
@@ -109,21 +156,38 @@ class Index:
         to the data. Versions that only a later frontier could merge wait for
         the key's next change (Rust DD merges its traces' batches in the background).
         """
+        values = self._values
         for key in self._dirty:
-            merged: defaultdict[Version, defaultdict[Value, Multiplicity]] = defaultdict(lambda: defaultdict(int))
-            for version, values in self._values[key].items():
-                totals = merged[version.advance_by(frontier)]
-                for value, multiplicity in values:
-                    totals[value] += multiplicity
-            versions = self._values[key] = defaultdict(list)
-            for version, totals in merged.items():
-                values = [(value, total) for value, total in totals.items() if total != 0]
-                if values:
-                    versions[version] = values
-            if not versions:
-                del self._values[key]
+            versions = values.get(key)
+            if versions is None:
+                continue
+            compacted: dict[Version, dict[Value, Multiplicity]] = {}
+            for version, entries in versions.items():
+                advanced = version.advance_by(frontier)
+                into = compacted.get(advanced)
+                if into is None:
+                    compacted[advanced] = entries
+                    continue
+                if len(into) < len(entries):  # merge the smaller dict into the larger
+                    compacted[advanced], into, entries = entries, entries, into
+                for value, multiplicity in entries.items():
+                    _add(into, value, multiplicity)
+            compacted = {version: entries for version, entries in compacted.items() if entries}
+            if compacted:
+                values[key] = compacted
+            else:
+                del values[key]
         # A fresh set, not clear(): the old one's table is sized for every key ever dirty at once.
         self._dirty = set()
+
+
+def _add(totals: dict[Value, Multiplicity], value: Value, multiplicity: Multiplicity) -> None:
+    """Add ``multiplicity`` to ``totals[value]``, deleting the value if it reaches zero."""
+    total = totals.get(value, 0) + multiplicity
+    if total:
+        totals[value] = total
+    else:
+        totals.pop(value, None)
 
 
 class Arrangement:

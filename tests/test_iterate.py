@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.harness import build_graph, join_closure, run, run_or_skip, stage_module
-from tests.programs import connected_components, doubling_to_fifty, reachability
+from tests.harness import build_graph, join_closure, run, run_messages, run_or_skip, stage_module
+from tests.programs import ITERATIVE, connected_components, doubling_to_fifty, reachability
 
 nodes = st.integers(0, 5)
 int_versions = st.integers(0, 3)
@@ -90,6 +90,33 @@ def test_geometric_series_equals_from_scratch(stage: str, kind: str, data: st.Da
     inputs = [data.draw(insert_then_retract(st.integers(1, 13), versions))]
     at = versions_to_check(inputs)
     assert run_or_skip(stage, doubling_to_fifty, inputs, at) == run("v0", doubling_to_fifty, inputs, at)
+
+
+@pytest.mark.since("v5")
+@pytest.mark.parametrize("name", sorted(ITERATIVE))
+@given(data=st.data())
+def test_loops_fed_one_version_at_a_time_equal_from_scratch(stage: str, name: str, data: st.DataObject) -> None:
+    """As a user drives a loop: send a version, step until the output has passed it, then the next.
+
+    The other loop tests send whole histories before the loops finish; here
+    each version's loop must end, on its own, before the next version starts.
+    """
+    draw = {
+        "reachability": lambda: [data.draw(roots_over(int_versions)), data.draw(edges_over["int"])],
+        "connected_components": lambda: [data.draw(edges_over["int"])],
+        "doubling_to_fifty": lambda: [data.draw(insert_then_retract(st.integers(1, 13), int_versions))],
+    }
+    inputs = draw[name]()
+    accumulated: dict = {}
+    by_version: dict = {}
+    for version, difference in run_messages(stage, ITERATIVE[name], inputs):
+        for record, multiplicity in difference.items():
+            accumulated[record] = accumulated.get(record, 0) + multiplicity
+        by_version[version] = {record: m for record, m in accumulated.items() if m}
+    expected = run("v0", ITERATIVE[name], inputs)
+    for version in sorted(expected):
+        latest = max((v for v in by_version if v <= version), default=None)
+        assert by_version.get(latest, {}) == expected[version], f"at version {version}"
 
 
 @pytest.mark.since("v4")

@@ -226,7 +226,7 @@ class DeltaJoin(Operator):
             if key is None:
                 continue
             for other_version, values in arrangement._values.get(key, {}).items():
-                for record, other_multiplicity in values:
+                for record, other_multiplicity in values.items():
                     extended = {**bound, step.target: record}
                     if all(_equal(left(extended[i]), right(extended[j])) for i, left, j, right in step.checks):
                         yield extended, joined.join(other_version), multiplicity * other_multiplicity

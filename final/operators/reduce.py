@@ -34,7 +34,9 @@ class Reduce(Holding, UnaryOperator):
     versions at which the input changed, so each key keeps ``_times``, closed
     under join: new data at ``v`` makes ``v`` and ``v.join(t)`` for every kept
     ``t`` pending. (Advancing kept times by the frontier does not change those
-    joins for any version the frontier still allows.)
+    joins for any version the frontier still allows.) When versions are
+    totally ordered (one coordinate) every join of two versions is one of
+    them, so the closure adds nothing and ``_times`` is not kept.
 
     Invariant: ``_inputs`` holds every difference received and ``_outputs``
     every difference sent; ``_pending`` maps each unfinished version to the
@@ -49,39 +51,47 @@ class Reduce(Holding, UnaryOperator):
         self._f = f
         self._inputs = Index()
         self._outputs = Index()
-        self._pending: defaultdict[Version, set] = defaultdict(set)
+        self._pending: dict[Version, set] = {}
         self._times: defaultdict[Any, set[Version]] = defaultdict(set)
+        self._totally_ordered = len(output.like) == 1
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        delta = Index.from_collection(version, collection, "reduce")
-        self._inputs.append(delta)
-        for key in delta.keys():
+        self._inputs.add_collection(version, collection, "reduce")
+        keys = {record[0] for record, _ in collection}
+        if self._totally_ordered:
+            self._pending.setdefault(version, set()).update(keys)
+            return
+        for key in keys:
             times = self._times[key]
-            new_times = {version} | {version.join(time) for time in times}
+            new_times = {version, *(version.join(time) for time in times)}
             for time in new_times:
-                self._pending[time].add(key)
+                self._pending.setdefault(time, set()).add(key)
             times |= new_times
 
     def on_frontier(self, frontier: Antichain) -> None:
         touched = set()
+        f, inputs, outputs = self._f, self._inputs, self._outputs
         for version in finished(self._pending, frontier):
-            changes = Index()
             keys = self._pending.pop(version)
             touched |= keys
+            updates = []
             for key in keys:
-                values = self._inputs.reconstruct_at(key, version)
-                for value, multiplicity in self._f(values) if values else ():
-                    changes.add_value(key, version, (value, multiplicity))
-                for value, multiplicity in self._outputs.reconstruct_at(key, version):
-                    changes.add_value(key, version, (value, -multiplicity))
-            changes.compact(Antichain([version]))
-            self._outputs.append(changes)
-            self.send(version, [((key, value), multiplicity) for key in changes.keys()
-                                for value, multiplicity in changes.reconstruct_at(key, version)])
-        self._inputs.compact(frontier)
-        self._outputs.compact(frontier)
-        for key in touched:
-            self._times[key] = {time.advance_by(frontier) for time in self._times[key]}
+                changes: dict[Any, Multiplicity] = {}
+                values = inputs.reconstruct_at(key, version)
+                for value, multiplicity in f(values) if values else ():
+                    changes[value] = changes.get(value, 0) + multiplicity
+                for value, multiplicity in outputs.reconstruct_at(key, version):
+                    changes[value] = changes.get(value, 0) - multiplicity
+                for value, multiplicity in changes.items():
+                    if multiplicity:
+                        outputs.add_value(key, version, (value, multiplicity))
+                        updates.append(((key, value), multiplicity))
+            self.send(version, updates)
+        inputs.compact(frontier)
+        outputs.compact(frontier)
+        if not self._totally_ordered:
+            for key in touched:
+                self._times[key] = {time.advance_by(frontier) for time in self._times[key]}
 
 
 class Consolidate(Holding, UnaryOperator):

@@ -73,9 +73,14 @@ def workloads(n: int) -> dict[str, tuple[Callable, list[list], Callable]]:
         "count by key": (lambda a: a.count(), [[(i % keys, i) for i in range(n)]], lambda i: (0, (i % keys, -i))),
         "join": (lambda a, b: a.join(b), [[(i, i) for i in range(n)], [(i, -i) for i in range(n)]],
                  lambda i: (0, ((i * 7919) % n, n + i))),
-        "reachability": (reachability, [[edges[0][0]], edges],
-                         lambda i: (1, (rng.randrange(n // 4), rng.randrange(n // 4)))),
+        "reachability": (reachability, [[edges[0][0]], edges], lambda i: (1, random_edge(n // 4, i))),
     }
+
+
+def random_edge(nodes: int, i: int) -> tuple[int, int]:
+    """The ``i``-th update's edge: random, but the same each time it is asked for, so it is retracted as inserted."""
+    rng = random.Random(SEED * 1_000_003 + i)
+    return rng.randrange(nodes), rng.randrange(nodes)
 
 
 def compare_with_v5(n: int, updates: int) -> list[tuple]:
