@@ -39,6 +39,9 @@ Update = tuple[Record, Multiplicity]
 Values = list[tuple[Value, Multiplicity]]
 """The input of a reduction function: a key's consolidated ``(value, multiplicity)`` pairs."""
 
+FEW = 8
+"""Up to this many updates, checking them one by one is quicker than the bulk checks' fixed cost."""
+
 MAX_ITERATIONS = 10_000
 """Default bound on ``iterate``: far more rounds than any example needs, small
 enough that a body which never converges fails in seconds rather than hanging."""
@@ -276,14 +279,20 @@ def checked_pairs(updates: list[Update], operator: str) -> None:
     Raises:
         RecordError: naming ``operator`` and the first record that is not.
     """
-    records = list(map(itemgetter(0), updates))
-    if set(map(type, records)) <= {tuple} and set(map(len, records)) <= {2}:
-        try:
-            hash(tuple(records))
-            return
-        except TypeError:
-            pass
-    for record in records:
+    try:
+        if len(updates) <= FEW:
+            if all(type(record) is tuple and len(record) == 2 for record, _ in updates):
+                for record, _ in updates:
+                    hash(record)
+                return
+        else:
+            records = tuple(map(itemgetter(0), updates))
+            if set(map(type, records)) <= {tuple} and set(map(len, records)) <= {2}:
+                hash(records)
+                return
+    except TypeError:
+        pass
+    for record, _ in updates:
         hashable(key_value(record, operator)[1], operator)
 
 
@@ -294,11 +303,17 @@ def _well_formed(updates: list) -> bool:
     few times faster than checking update by update, which matters for a
     collection of a million records. ``_checked_update`` says what is wrong.
     """
-    if not set(map(type, updates)) <= {tuple} or not set(map(len, updates)) <= {2}:
-        return False
-    if not set(map(type, map(itemgetter(1), updates))) <= {int}:
-        return False
     try:
+        if len(updates) <= FEW:
+            for update in updates:
+                if type(update) is not tuple or len(update) != 2 or type(update[1]) is not int:
+                    return False
+                hash(update[0])
+            return True
+        if not set(map(type, updates)) <= {tuple} or not set(map(len, updates)) <= {2}:
+            return False
+        if not set(map(type, map(itemgetter(1), updates))) <= {int}:
+            return False
         hash(tuple(map(itemgetter(0), updates)))
     except TypeError:
         return False

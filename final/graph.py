@@ -163,6 +163,12 @@ class DifferenceStreamWriter:
             for queue in self._queues:
                 queue.append(message)
 
+    def _forward(self, change: FrontierMessage, frontier: Antichain) -> None:
+        """``_advance`` to ``frontier`` by ``change``, a message another edge carried: messages are shared."""
+        self.frontier = frontier
+        for queue in self._queues:
+            queue.append(change)
+
     def new_reader(self) -> DifferenceStreamReader:
         queue: deque = deque()
         self._queues.append(queue)
@@ -401,7 +407,7 @@ class DifferenceStreamBuilder:
 
     def _per_collection(self, f: Callable[[Collection], Collection]) -> DifferenceStreamBuilder:
         """A linear operator that keeps each difference at its version: ``f`` maps the collection."""
-        return self._linear(lambda version, updates: [(version, list(f(Collection._trusted(updates))))])
+        return self._linear(lambda version, updates: [(version, f(Collection._trusted(updates))._updates)])
 
     def _binary(self, kind: type[Operator], other: Any) -> DifferenceStreamBuilder:
         if not isinstance(other, DifferenceStreamBuilder):

@@ -209,7 +209,10 @@ class Antichain:
 
     def less_equal(self, other: Antichain) -> bool:
         """Whether this frontier is at or behind ``other``: it allows every version ``other`` allows."""
-        return all(self.less_equal_version(version) for version in other.elements)
+        mine, theirs = self.elements, other.elements
+        if len(mine) == 1 and len(theirs) == 1:  # the common case, one version each
+            return all(map(le, mine[0], theirs[0]))
+        return all(self.less_equal_version(version) for version in theirs)
 
     def less_than(self, other: Antichain) -> bool:
         return self.elements != other.elements and self.less_equal(other)
@@ -241,9 +244,13 @@ class Antichain:
 
     def meet(self, other: Antichain) -> Antichain:
         """The frontier allowing what either allows: the minimal elements of both."""
-        if self.elements == other.elements:
-            return self
-        return Antichain._of(minimal(self.elements + other.elements))
+        mine, theirs = self.elements, other.elements
+        if len(mine) == 1 and len(theirs) == 1:  # the common case, one version each
+            if all(map(le, mine[0], theirs[0])):
+                return self
+            if all(map(le, theirs[0], mine[0])):
+                return other
+        return Antichain._of(minimal(mine + theirs))
 
     def join(self, other: Antichain) -> Antichain:
         """The frontier allowing what both allow: the minimal joins of an element of each."""

@@ -103,12 +103,20 @@ class Operator:
         return frontier
 
     def _on_input_frontier(self, side: int, change: FrontierMessage) -> None:
-        self._input_frontiers[side] = self._input_frontiers[side].apply(change)
-        frontier = self._meet_of_inputs()
-        if frontier.elements != self._frontier.elements:
-            self._frontier = frontier
-            self.on_frontier(frontier)
-            self.output._advance(self.output_frontier(frontier))
+        frontiers = self._input_frontiers
+        frontier = frontiers[side] = frontiers[side].apply(change)
+        if len(frontiers) > 1:
+            frontier = self._meet_of_inputs()
+            if frontier.elements == self._frontier.elements:
+                return
+        previous, self._frontier = self._frontier, frontier
+        self.on_frontier(frontier)
+        output = self.output_frontier(frontier)
+        if output is frontier and len(frontiers) == 1 and self.output.frontier.elements == previous.elements:
+            # The output frontier was the input's and is again: the same change makes it, so pass it on.
+            self.output._forward(change, frontier)
+        else:
+            self.output._advance(output)
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         """Handle a difference collection arriving on input ``side`` at ``version``."""

@@ -26,7 +26,8 @@ Logic = Callable[[Version, list[Update]], Iterable[tuple[Version, list[Update]]]
 Every linear operator is this, for some logic (000, "All of the linear
 operators"): ``map``, ``filter``, ``flat_map`` and ``negate`` keep the version;
 ``explode`` multiplies multiplicities; ``join_function`` and temporal filters
-move updates to the lattice join of their version and one the logic names."""
+move updates to the lattice join of their version and one the logic names.
+A logic must not mutate the list it is given: other readers share it."""
 
 
 class LinearUnaryOperator(UnaryOperator):
@@ -46,7 +47,7 @@ class LinearUnaryOperator(UnaryOperator):
         """How many linear operators this one stands for."""
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        for output_version, updates in self._logic(version, list(collection)):
+        for output_version, updates in self._logic(version, collection._updates):
             self.send(output_version, updates)
 
     def absorb(self, following: LinearUnaryOperator) -> None:

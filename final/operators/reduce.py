@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..collection import Collection, Multiplicity, Update, Values
 from ..order import Antichain, Version
-from ..trace import Index
+from ..trace import Index, _add
 from .base import Holding, UnaryOperator, finished
 
 if TYPE_CHECKING:
@@ -50,10 +50,14 @@ class Reduce(Holding, UnaryOperator):
         super().__init__(inputs, output)
         self._f = f
         self._inputs = Index()
-        self._outputs = Index()
         self._pending: dict[Version, set] = {}
-        self._times: defaultdict[Any, set[Version]] = defaultdict(set)
         self._totally_ordered = len(output.like) == 1
+        if self._totally_ordered:
+            self._current: dict[Any, dict[Any, Multiplicity]] = {}
+            """key -> its output as sent so far: in a total order, the output at every finished version."""
+        else:
+            self._outputs = Index()
+            self._times: defaultdict[Any, set[Version]] = defaultdict(set)
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self._inputs.add_collection(version, collection, "reduce")
@@ -69,29 +73,54 @@ class Reduce(Holding, UnaryOperator):
             times |= new_times
 
     def on_frontier(self, frontier: Antichain) -> None:
+        if self._totally_ordered:
+            self._run_in_order(frontier)
+        else:
+            self._run_at_joins(frontier)
+
+    def _run_in_order(self, frontier: Antichain) -> None:
+        """Finished versions in order, each key's input merged up to it in place (``Index.accumulate``)."""
+        current = self._current
+        for version in finished(self._pending, frontier):
+            updates = []
+            for key in self._pending.pop(version):
+                output = current.get(key, {})
+                changes = self._changes(self._inputs.accumulate(key, version), output)
+                if changes:
+                    if not output:
+                        output = current[key] = {}
+                    for value, multiplicity in changes:
+                        _add(output, value, multiplicity)
+                        updates.append(((key, value), multiplicity))
+                    if not output:
+                        del current[key]
+            self.send(version, updates)
+
+    def _run_at_joins(self, frontier: Antichain) -> None:
+        """Finished versions in order, each key's input and output reconstructed at it."""
         touched = set()
-        f, inputs, outputs = self._f, self._inputs, self._outputs
+        inputs, outputs = self._inputs, self._outputs
         for version in finished(self._pending, frontier):
             keys = self._pending.pop(version)
             touched |= keys
             updates = []
             for key in keys:
-                changes: dict[Any, Multiplicity] = {}
-                values = inputs.reconstruct_at(key, version)
-                for value, multiplicity in f(values) if values else ():
-                    changes[value] = changes.get(value, 0) + multiplicity
-                for value, multiplicity in outputs.reconstruct_at(key, version):
-                    changes[value] = changes.get(value, 0) - multiplicity
-                for value, multiplicity in changes.items():
-                    if multiplicity:
-                        outputs.add_value(key, version, (value, multiplicity))
-                        updates.append(((key, value), multiplicity))
+                output = dict(outputs.reconstruct_at(key, version))
+                for value, multiplicity in self._changes(dict(inputs.reconstruct_at(key, version)), output):
+                    outputs.add_value(key, version, (value, multiplicity))
+                    updates.append(((key, value), multiplicity))
             self.send(version, updates)
         inputs.compact(frontier)
         outputs.compact(frontier)
-        if not self._totally_ordered:
-            for key in touched:
-                self._times[key] = {time.advance_by(frontier) for time in self._times[key]}
+        for key in touched:
+            self._times[key] = {time.advance_by(frontier) for time in self._times[key]}
+
+    def _changes(self, values: dict[Any, Multiplicity], output: dict[Any, Multiplicity]) -> Values:
+        """What to add to a key's ``output`` to make it ``f`` of its ``values`` (both ``{value: multiplicity}``)."""
+        changes = {value: -multiplicity for value, multiplicity in output.items()}
+        for value, multiplicity in self._f(list(values.items())) if values else ():
+            _add(changes, value, multiplicity)
+        return list(changes.items())
 
 
 class Consolidate(Holding, UnaryOperator):
