@@ -30,10 +30,11 @@ class Index:
     merging two versions when compaction moves them together, cost time in
     proportion to the smaller side, not to the whole group.
 
-    Invariant: no dict holds a zero multiplicity (adding deletes a value whose
-    total reaches zero). Keys not in ``_dirty`` have at least one version, no
-    empty dict, and versions advanced by the frontier of their last
-    compaction; ``compact`` restores that for the dirty ones.
+    Invariant: every key has at least one version and no dict is empty or
+    holds a zero multiplicity (a value, version or key whose total reaches
+    zero is deleted at once). ``_dirty`` holds every key that gained a
+    version since the last compaction; the others, if they have several
+    versions, have them advanced by the frontier of their last compaction.
     """
 
     __slots__ = ("_dirty", "_values")
@@ -68,44 +69,60 @@ class Index:
             RecordError: a record is not a ``(key, value)`` pair with a hashable
                 key and value; nothing is added then.
         """
-        updates = collection._updates
-        checked_pairs(updates, operator)
+        checked_pairs(collection._updates, operator)
+        self._add_all(version, collection._updates)
+
+    def add_value(self, key: Key, version: Version, value: tuple[Value, Multiplicity]) -> None:
+        """Add one ``(value, multiplicity)`` under ``key`` at ``version``."""
+        self._add_all(version, [((key, value[0]), value[1])])
+
+    def _add_all(self, version: Version, updates: list[Update]) -> None:
+        """Add ``((key, value), multiplicity)`` updates, known to be well formed, at ``version``."""
         values, mark = self._values, self._dirty.add
         for (key, value), multiplicity in updates:
             versions = values.get(key)
             if versions is None:
-                versions = values[key] = {}
+                if multiplicity:
+                    values[key] = {version: {value: multiplicity}}
+                continue
             at = versions.get(version)
             if at is None:
-                at = versions[version] = {}
-            total = at.get(value, 0) + multiplicity  # _add, inlined: this loop sees every record
+                if multiplicity:
+                    versions[version] = {value: multiplicity}
+                    mark(key)
+                continue
+            total = at.get(value, 0) + multiplicity
             if total:
                 at[value] = total
-            else:
-                at.pop(value, None)
-            mark(key)
-
-    def add_value(self, key: Key, version: Version, value: tuple[Value, Multiplicity]) -> None:
-        """Add one ``(value, multiplicity)`` under ``key`` at ``version``."""
-        _add(self._values.setdefault(key, {}).setdefault(version, {}), *value)
-        self._dirty.add(key)
+            elif value in at:  # (not there: a zero multiplicity for a value it does not hold)
+                _drop(values, key, versions, version, at, value)
 
     def append(self, other: Index) -> None:
-        """Add every value of ``other`` (a difference) to this index."""
-        values = self._values
+        """Add every value of ``other`` (a difference) to this index, which takes over its dicts.
+
+        ``other`` must not be changed afterwards (a delta built for this, or a
+        batch every reader has passed), so its dicts are kept, not copied.
+        """
+        values, mark = self._values, self._dirty.add
         for key, other_versions in other._values.items():
             versions = values.get(key)
             if versions is None:
-                values[key] = {version: dict(entries) for version, entries in other_versions.items()}
+                values[key] = other_versions
+                if len(other_versions) > 1:
+                    mark(key)
                 continue
             for version, entries in other_versions.items():
                 at = versions.get(version)
                 if at is None:
-                    versions[version] = dict(entries)
-                else:
-                    for value, multiplicity in entries.items():
-                        _add(at, value, multiplicity)
-        self._dirty.update(other._values)
+                    versions[version] = entries
+                    mark(key)
+                    continue
+                for value, multiplicity in entries.items():
+                    _add(at, value, multiplicity)
+                if not at:
+                    del versions[version]
+            if not versions:
+                del values[key]
 
     def reconstruct_at(self, key: Key, version: Version) -> Values:
         """The consolidated values of ``key`` at ``version``: the sum over versions ``<= version``."""
@@ -131,6 +148,8 @@ class Index:
         versions = self._values.get(key)
         if versions is None:
             return {}
+        if len(versions) == 1 and version in versions:  # merged already
+            return versions[version]
         merged = [other for other in versions if all(map(le, other, version))]
         if not merged:
             return {}
@@ -141,9 +160,9 @@ class Index:
                     _add(into, value, multiplicity)
         if into:
             versions[version] = into
-        if not versions:
+        elif not versions:
             del self._values[key]
-        if len(versions) <= 1:  # one version or none: nothing left for compaction to merge
+        if len(versions) <= 1:  # nothing left for compaction to merge
             self._dirty.discard(key)
         return into
 
@@ -158,12 +177,15 @@ class Index:
         mine, theirs = self._values, other._values
         smaller, larger = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
         result: dict[Version, list[Update]] = {}
+        joins: dict[tuple[Version, Version], Version] = {}  # few distinct pairs, met once per key
         for key in smaller:
             if key not in larger:
                 continue
             for version, entries in mine[key].items():
                 for other_version, other_entries in theirs[key].items():
-                    joined = version.join(other_version)
+                    joined = joins.get((version, other_version))
+                    if joined is None:
+                        joined = joins[version, other_version] = version.join(other_version)
                     output = result.get(joined)
                     if output is None:
                         output = result[joined] = []
@@ -175,7 +197,11 @@ class Index:
         return result
 
     def compact(self, frontier: Antichain) -> None:
-        """Advance the versions of every key changed since the last compaction by ``frontier``, and merge.
+        """Advance the versions of every key that gained one since the last compaction by ``frontier``, and merge.
+
+        A key with one version has nothing to merge, and advancing that
+        version would change no comparison with a version the frontier
+        allows, nor any join with one, so it is left as it is.
 
         Simplification: a key is compacted when it changes, not again later.
         With partially ordered versions a key may keep several versions that no
@@ -187,7 +213,7 @@ class Index:
         values = self._values
         for key in self._dirty:
             versions = values.get(key)
-            if versions is None:
+            if versions is None or len(versions) == 1:
                 continue
             compacted: dict[Version, dict[Value, Multiplicity]] = {}
             for version, entries in versions.items():
@@ -207,6 +233,15 @@ class Index:
                 del values[key]
         # A fresh set, not clear(): the old one's table is sized for every key ever dirty at once.
         self._dirty = set()
+
+
+def _drop(values: dict, key: Key, versions: dict, version: Version, at: dict, value: Value) -> None:
+    """Delete ``value`` from ``at`` (its total is zero), and ``at`` and ``key`` if they are left empty."""
+    del at[value]
+    if not at:
+        del versions[version]
+        if not versions:
+            del values[key]
 
 
 def _add(totals: dict[Value, Multiplicity], value: Value, multiplicity: Multiplicity) -> None:

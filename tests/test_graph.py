@@ -158,6 +158,19 @@ def test_index_compaction_merges_versions_the_frontier_passed(stage: str) -> Non
 
 
 @pytest.mark.since("v3")
+def test_appending_a_difference_that_cancels_a_value_keeps_the_rest(stage: str) -> None:
+    """An index plus a difference: a value that cancels goes, the difference's other values stay."""
+    module = stage_module(stage)
+    V = module.Version
+    index, difference = module.Index(), module.Index()
+    index.add_value("k", V(0), ("a", 1))
+    difference.add_value("k", V(0), ("a", -1))
+    difference.add_value("k", V(0), ("b", 2))
+    index.append(difference)
+    assert index.reconstruct_at("k", V(0)) == [("b", 2)]
+
+
+@pytest.mark.since("v3")
 def test_join_indexes_stay_small_under_repeated_updates(stage: str) -> None:
     """Compaction: 200 versions of churn on one key leave one version of live data."""
     module = stage_module(stage)

@@ -45,19 +45,17 @@ class _SharedArrangement:
     def __init__(self, arrangement: Arrangement) -> None:
         self.arrangement = arrangement
         self.reader = arrangement.new_reader()
-        self._next: Index | None = None
 
     def delta(self, version: Version, collection: Collection) -> Index:
         # The arranging operator indexed this message already: take its batch instead of indexing again.
-        self._next = self.arrangement.batch(self.reader)
-        return self._next
+        return self.arrangement.batch(self.reader)
 
     def parts(self) -> list[Index]:
         # Exactly the batches this side has taken in: ``delta`` moved its position past each as it came.
         return self.arrangement.parts(self.reader)
 
     def taken_in(self, delta: Index) -> None:
-        self._next = None
+        """Nothing to do: moving past the batch in ``delta`` took it in."""
 
     def compact(self, frontier: Antichain) -> None:
         self.arrangement.allow_compaction(self.reader, frontier)

@@ -61,7 +61,7 @@ class Reduce(Holding, UnaryOperator):
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self._inputs.add_collection(version, collection, "reduce")
-        keys = {record[0] for record, _ in collection}
+        keys = {record[0] for record, _ in collection._updates}
         if self._totally_ordered:
             self._pending.setdefault(version, set()).update(keys)
             return
