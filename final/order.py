@@ -122,10 +122,12 @@ class Version(tuple):
         elements = frontier.elements
         if not elements:
             return self
-        advanced = self.join(elements[0])
+        if len(elements) == 1:
+            return self.join(elements[0])
+        advanced = tuple(map(max, self, elements[0]))
         for element in elements[1:]:
-            advanced = advanced.meet(self.join(element))
-        return advanced
+            advanced = tuple(map(min, advanced, map(max, self, element)))
+        return self if advanced == self else tuple.__new__(Version, advanced)
 
     def sort_key(self) -> Any:
         """A key whose order lists a version after every version less than it.
@@ -268,6 +270,27 @@ class Antichain:
     def increment(self) -> Antichain:
         # Incomparable elements differ before their last coordinate, so adding 1 to it keeps them so, in order.
         return Antichain._of(tuple(element.increment() for element in self.elements))
+
+
+class Advancer:
+    """``version.advance_by(frontier)`` for one frontier and many versions, each distinct version worked out once.
+
+    Compaction advances every version of every changed key by the same
+    frontier, and the distinct versions among them are few (one per input
+    version, or per iteration of a loop), so remembering them pays.
+    """
+
+    __slots__ = ("_advanced", "_frontier")
+
+    def __init__(self, frontier: Antichain) -> None:
+        self._frontier = frontier
+        self._advanced: dict[Version, Version] = {}
+
+    def __call__(self, version: Version) -> Version:
+        advanced = self._advanced.get(version)
+        if advanced is None:
+            advanced = self._advanced[version] = version.advance_by(self._frontier)
+        return advanced
 
 
 def minimal(versions: Iterable[Version]) -> tuple[Version, ...]:

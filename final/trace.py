@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from operator import le
 
 from .collection import Collection, Key, Multiplicity, Update, Value, Values, checked_pairs
-from .order import Antichain, Version
+from .order import Advancer, Antichain, Version
 
 
 class Index:
@@ -189,11 +189,11 @@ class Index:
                     output = result.get(joined)
                     if output is None:
                         output = result[joined] = []
-                    output += [
-                        ((key, (value, other_value)), multiplicity * other_multiplicity)
-                        for value, multiplicity in entries.items()
-                        for other_value, other_multiplicity in other_entries.items()
-                    ]
+                    # Plain loops, not a comprehension: keys often hold one value, and a comprehension
+                    # per key would cost more than the pairs it builds.
+                    for value, multiplicity in entries.items():
+                        for other_value, other_multiplicity in other_entries.items():
+                            output.append(((key, (value, other_value)), multiplicity * other_multiplicity))
         return result
 
     def compact(self, frontier: Antichain) -> None:
@@ -211,13 +211,14 @@ class Index:
         the key's next change (Rust DD merges its traces' batches in the background).
         """
         values = self._values
+        advance = Advancer(frontier)
         for key in self._dirty:
             versions = values.get(key)
             if versions is None or len(versions) == 1:
                 continue
             compacted: dict[Version, dict[Value, Multiplicity]] = {}
             for version, entries in versions.items():
-                advanced = version.advance_by(frontier)
+                advanced = advance(version)
                 into = compacted.get(advanced)
                 if into is None:
                     compacted[advanced] = entries

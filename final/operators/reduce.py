@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..collection import Collection, Multiplicity, Update, Values
-from ..order import Antichain, Version
+from ..order import Advancer, Antichain, Version
 from ..trace import Index, _add
 from .base import Holding, UnaryOperator, finished
 
@@ -112,8 +112,9 @@ class Reduce(Holding, UnaryOperator):
             self.send(version, updates)
         inputs.compact(frontier)
         outputs.compact(frontier)
+        advance = Advancer(frontier)
         for key in touched:
-            self._times[key] = {time.advance_by(frontier) for time in self._times[key]}
+            self._times[key] = {advance(time) for time in self._times[key]}
 
     def _changes(self, values: dict[Any, Multiplicity], output: dict[Any, Multiplicity]) -> Values:
         """What to add to a key's ``output`` to make it ``f`` of its ``values`` (both ``{value: multiplicity}``)."""
