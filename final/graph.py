@@ -308,11 +308,13 @@ class GraphBuilder:
 
 
 def _fused(operators: list[Operator]) -> list[Operator]:
-    """The operators, with every chain of linear operators made one (000, "Fusing logic").
+    """The operators, with every linear operator fused into the operator it reads (000, "Fusing logic").
 
-    A linear operator whose input is the output of another linear operator,
-    read by nothing else, is absorbed into it: same results, one operator and
-    one edge fewer, and no intermediate collection built.
+    A linear operator whose input is the output of another operator, read by
+    nothing else, is absorbed into it (``Operator.absorb``): same results, one
+    operator and one edge fewer, and no intermediate collection built. A
+    chain of linear operators becomes one, and a map after a join or a
+    reduction becomes part of it.
     """
     kept: list[Operator] = []
     producers: dict[int, Operator] = {}
@@ -320,7 +322,7 @@ def _fused(operators: list[Operator]) -> list[Operator]:
         if isinstance(operator, LinearUnaryOperator):
             writer = operator.inputs[0]._writer
             upstream = producers.get(id(writer))
-            if isinstance(upstream, LinearUnaryOperator) and len(writer._queues) == 1:
+            if upstream is not None and len(writer._queues) == 1:
                 upstream.absorb(operator)
                 producers[id(upstream.output)] = upstream
                 continue

@@ -24,9 +24,8 @@ def _label(operator: Any) -> str:
     kind = type(operator).__name__
     if kind == "LinearUnaryOperator":
         return "linear" if operator.fused == 1 else f"linear\n({operator.fused} fused)"
-    if kind == "Debug":
-        return f"debug\n{operator._name}"
-    return kind.lower()
+    label = f"debug\n{operator._name}" if kind == "Debug" else kind.lower()
+    return f"{label}\n+ {operator.absorbed} linear" if operator.absorbed else label
 
 
 def to_dot(graph: Graph) -> str:

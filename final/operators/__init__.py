@@ -1,9 +1,9 @@
 """The operator families of the engine, one module each."""
 
-from .base import BinaryOperator, DataMessage, FrontierMessage, Holding, Operator, UnaryOperator
+from .base import BinaryOperator, DataMessage, FrontierMessage, Holding, Logic, Operator, UnaryOperator
 from .iterate import Egress, Enter, Feedback, Ingress
 from .join import Arrange, Constraint, DeltaJoin, HalfJoin, Join
-from .linear import Concat, Debug, LinearUnaryOperator, Logic
+from .linear import Concat, Debug, LinearUnaryOperator
 from .reduce import Consolidate, Reduce
 
 __all__ = [

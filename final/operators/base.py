@@ -15,7 +15,7 @@ timely's progress tracking.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from ..collection import Collection, Update
@@ -23,6 +23,17 @@ from ..order import Antichain, Version
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamReader, DifferenceStreamWriter
+    from .linear import LinearUnaryOperator
+
+
+Logic = Callable[[Version, list[Update]], Iterable[tuple[Version, list[Update]]]]
+"""A linear operator's work on one difference: the updates at a version become updates at versions.
+
+Every linear operator is this, for some logic (000, "All of the linear
+operators"): ``map``, ``filter``, ``flat_map`` and ``negate`` keep the version;
+``explode`` multiplies multiplicities; ``join_function`` and temporal filters
+move updates to the lattice join of their version and one the logic names.
+A logic must not mutate the list it is given: other readers share it."""
 
 
 class DataMessage:
@@ -72,6 +83,10 @@ class Operator:
         # The graph is not running yet: each input is at the frontier its edge starts at.
         self._input_frontiers = [reader.frontier for reader in inputs]
         self._frontier = self._meet_of_inputs()
+        self._then: Logic | None = None
+        """The logic of the linear operators fused into this one's output, applied to all it sends."""
+        self.absorbed = 0
+        """How many linear operators were fused into this one's output."""
 
     def run(self, budget: int | None = None) -> int:
         """Consume queued messages, at most ``budget`` of them (all, if None); return how many.
@@ -139,9 +154,37 @@ class Operator:
         return ()
 
     def send(self, version: Version, updates: list[Update]) -> None:
-        """Send ``updates`` at ``version`` unless there are none."""
-        if updates:
-            self.output._send(version, Collection._trusted(updates))
+        """Send ``updates`` at ``version`` (through the fused logic, if any) unless there are none."""
+        if self._then is None:
+            if updates:
+                self.output._send(version, Collection._trusted(updates))
+            return
+        for output_version, output in self._then(version, updates):
+            if output:
+                self.output._send(output_version, Collection._trusted(output))
+
+    def forward(self, version: Version, collection: Collection) -> None:
+        """Send a collection that arrived here as it is: messages are shared, never copied or changed."""
+        if self._then is None:
+            self.output._send(version, collection)
+        else:
+            self.send(version, collection._updates)
+
+    def absorb(self, following: LinearUnaryOperator) -> None:
+        """Take over ``following``, a linear operator that alone reads this one's output: same results.
+
+        000, "Fusing logic": a linear operator's logic can be applied to what
+        another operator sends, as Materialize fuses maps and filters into
+        joins, so the stream between them is never built and one operator
+        less handles every message and frontier. Versions only move forward
+        through linear logic, so the output frontier is unchanged.
+        """
+        logic = following._logic
+        if self._then is not None:
+            logic = _followed_by(self._then, logic)
+        self._then = logic
+        self.output = following.output
+        self.absorbed += 1 + following.absorbed
 
 
 class Holding:
@@ -167,6 +210,16 @@ class BinaryOperator(Operator):
     With versions, a difference no longer waits for its partner from the other
     input: each is handled as it arrives, labelled with its version.
     """
+
+
+def _followed_by(first: Logic, then: Logic) -> Logic:
+    """The logic applying ``first``, then ``then`` to what it produced."""
+
+    def logic(version: Version, updates: list[Update]) -> Iterable[tuple[Version, list[Update]]]:
+        for middle_version, middle in first(version, updates):
+            yield from then(middle_version, middle)
+
+    return logic
 
 
 def finished(pending: Iterable[Version], frontier: Antichain) -> list[Version]:

@@ -32,8 +32,8 @@ class Ingress(UnaryOperator):
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         entered = version.extend()
-        self.output._send(entered, collection)
-        self.output._send(entered.increment(), collection.negate())
+        self.forward(entered, collection)
+        self.forward(entered.increment(), collection.negate())
 
     def output_frontier(self, frontier: Antichain) -> Antichain:
         return frontier.extend()
@@ -47,7 +47,7 @@ class Enter(UnaryOperator):
     """
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self.output._send(version.extend(), collection)
+        self.forward(version.extend(), collection)
 
     def output_frontier(self, frontier: Antichain) -> Antichain:
         return frontier.extend()
@@ -61,7 +61,7 @@ class Egress(UnaryOperator):
     """
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self.output._send(version.truncate(), collection)
+        self.forward(version.truncate(), collection)
 
     def output_frontier(self, frontier: Antichain) -> Antichain:
         return frontier.truncate()

@@ -149,7 +149,7 @@ class Arrange(Operator):
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self.arrangement.append(Index.from_collection(version, collection, "arrange"))
         self.arrangement.batch(self._reader)
-        self.output._send(version, collection)
+        self.forward(version, collection)
 
     def on_frontier(self, frontier: Antichain) -> None:
         self.arrangement.allow_compaction(self._reader, frontier)
