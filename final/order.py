@@ -241,8 +241,10 @@ class Antichain:
         removed, added = change.removed, change.added
         if removed == self.elements:  # everything replaced; ``added`` is a sorted antichain already
             return Antichain._of(added)
-        kept = [element for element in self.elements if element not in removed]
-        return Antichain._of(tuple(sorted(kept + list(added), key=tuple)))
+        kept = tuple(element for element in self.elements if element not in removed)
+        if not added:  # only removals: what is kept stays in order
+            return Antichain._of(kept)
+        return Antichain._of(tuple(sorted(kept + added, key=tuple)))
 
     def meet(self, other: Antichain) -> Antichain:
         """The frontier allowing what either allows: the minimal elements of both."""
@@ -295,6 +297,14 @@ class Advancer:
 
 def minimal(versions: Iterable[Version]) -> tuple[Version, ...]:
     """The minimal elements of ``versions``, without repeats, sorted by ``sort_key``: an antichain's elements."""
+    versions = tuple(versions)
+    if len(versions) == 2:  # the common case in loops: two frontier elements met or joined
+        first, second = versions
+        if all(map(le, first, second)):
+            return (first,)
+        if all(map(le, second, first)):
+            return (second,)
+        return versions if tuple.__lt__(first, second) else (second, first)
     result: list[Version] = []
     for version in sorted(set(versions), key=tuple):
         # Sorted lexicographically, a version can only be >= versions before it.

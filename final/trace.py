@@ -210,6 +210,8 @@ class Index:
         to the data. Versions that only a later frontier could merge wait for
         the key's next change (Rust DD merges its traces' batches in the background).
         """
+        if not self._dirty:
+            return
         values = self._values
         advance = Advancer(frontier)
         for key in self._dirty:

@@ -91,10 +91,11 @@ class Feedback(Holding, UnaryOperator):
     nothing is held is skipped too. This is timely dataflow's progress
     tracking, with pointstamps counted by looking, for one loop.
 
-    Invariant: ``_pending`` holds what arrived at unfinished versions;
-    ``_inside`` is every operator of the loop that can deliver data here,
-    ``_entries`` every operator bringing data into the loop (set by ``watch``
-    when the graph is finalized).
+    Invariant: ``_pending`` holds what arrived at unfinished versions.
+    ``_holders`` are the operators of the loop that can deliver data here and
+    keep data back (this one among them), ``_watched_queues`` the input
+    queues of all that can deliver data here, ``_entries`` the operators
+    bringing data into the loop (set by ``watch`` when the graph is finalized).
 
     Raises:
         IterationError: a version needs more than ``max_iterations`` iterations.
@@ -104,12 +105,13 @@ class Feedback(Holding, UnaryOperator):
         super().__init__(inputs, output)
         self._max_iterations = max_iterations
         self._pending: defaultdict[Version, list[Update]] = defaultdict(list)
-        self._inside: list[Operator] = [self]
-        self._entries: list[Operator] = []
+        self.watch([self], [])
 
     def watch(self, inside: list[Operator], entries: list[Operator]) -> None:
         """Watch ``inside`` (the loop's operators upstream of this one, itself included) and ``entries``."""
-        self._inside, self._entries = inside, entries
+        self._entries = entries
+        self._holders = [operator for operator in inside if isinstance(operator, Holding)]
+        self._watched_queues = [queue for operator in inside for queue in operator._queues]
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self._pending[version].extend(collection)
@@ -134,8 +136,12 @@ class Feedback(Holding, UnaryOperator):
         """A frontier for what can still arrive at this operator: see the class docstring."""
         dimension = len(self.output.like)
         possible = [version for entry in self._entries for version in entry.output.frontier.elements]
-        for operator in self._inside:
-            possible.extend(operator.holds())
-            for queue in operator._queues:
-                possible.extend(message.version for message in queue if type(message) is DataMessage)
-        return Antichain._of(minimal(Version._of(version[:dimension]) for version in possible))
+        for operator in self._holders:
+            possible += operator.holds()
+        for queue in self._watched_queues:
+            if queue:
+                possible += [message.version for message in queue if type(message) is DataMessage]
+        # Versions of loops nested in this one have more coordinates: cut them to this loop's.
+        return Antichain._of(minimal(
+            version if len(version) == dimension else Version._of(version[:dimension]) for version in possible
+        ))
