@@ -156,10 +156,9 @@ class DifferenceStreamWriter:
     def _advance(self, frontier: Antichain) -> None:
         """``send_frontier`` for operators: send the change to ``frontier``, if there is one."""
         assert self.frontier.less_equal(frontier), f"an operator moved its frontier back: {self.frontier} to {frontier}"
-        removed, added = self.frontier.changes_to(frontier)
-        if removed or added:
+        if frontier.elements != self.frontier.elements:
+            message = FrontierMessage(self.frontier, frontier)
             self.frontier = frontier
-            message = FrontierMessage(removed, added)
             for queue in self._queues:
                 queue.append(message)
 

@@ -238,6 +238,8 @@ class Antichain:
 
     def apply(self, change: Any) -> Antichain:
         """This antichain after a change with ``removed`` and ``added`` elements (a ``FrontierMessage``)."""
+        if change._before.elements == self.elements:  # the sender's frontier before: the change leads to its after
+            return change._after
         removed, added = change.removed, change.added
         if removed == self.elements:  # everything replaced; ``added`` is a sorted antichain already
             return Antichain._of(added)

@@ -104,3 +104,5 @@ def test_frontiers_travel_as_changes(stage: str) -> None:
     assert len(first.added) == 5 and first.removed == (V((0, 0)),)
     assert (second.removed, second.added) == ((V((2, 8)),), (V((2, 9)),))
     assert A([V((0, 0))]).apply(first).apply(second) == after
+    # The change means the same applied to any frontier holding (2, 8): it is a change, not a whole frontier.
+    assert A([V((2, 8)), V((7, 0))]).apply(second) == A([V((2, 9)), V((7, 0))])

@@ -56,13 +56,35 @@ class FrontierMessage:
     ``[(1, 10), (2, 8), ...]`` to ``[(1, 10), (2, 9), ...]`` is sent as 'replace
     (2, 8) with (2, 9)'). A reader applies each change, in order, to the
     frontier it last knew: ``frontier.apply(message)``.
+
+    Inside one process the message also carries the two antichains, before
+    and after: a reader that applied every earlier change holds the sender's
+    frontier from before, so the change takes it to ``_after``, which it
+    takes as it is (``Antichain.apply``) rather than working it out again;
+    ``removed`` and ``added`` are worked out when they are first read.
     """
 
-    __slots__ = ("added", "removed")
+    __slots__ = ("_after", "_before", "_changes")
 
-    def __init__(self, removed: tuple[Version, ...], added: tuple[Version, ...]) -> None:
-        self.removed = removed
-        self.added = added
+    def __init__(self, before: Antichain, after: Antichain) -> None:
+        self._before = before
+        self._after = after
+        self._changes: tuple[tuple[Version, ...], tuple[Version, ...]] | None = None
+
+    @property
+    def removed(self) -> tuple[Version, ...]:
+        """The elements of the old frontier that the new one lacks."""
+        return self._change()[0]
+
+    @property
+    def added(self) -> tuple[Version, ...]:
+        """The elements of the new frontier that the old one lacked."""
+        return self._change()[1]
+
+    def _change(self) -> tuple[tuple[Version, ...], tuple[Version, ...]]:
+        if self._changes is None:
+            self._changes = self._before.changes_to(self._after)
+        return self._changes
 
     def __repr__(self) -> str:
         return f"FrontierMessage(removed={self.removed!r}, added={self.added!r})"
