@@ -175,7 +175,7 @@ class Antichain:
     ``sort_key``, so equal antichains have equal tuples.
     """
 
-    __slots__ = ("elements",)
+    __slots__ = ("_advanced", "elements")
 
     def __init__(self, versions: Iterable[Version] = ()) -> None:
         """The minimal elements of ``versions``.
@@ -184,6 +184,7 @@ class Antichain:
             FrontierError: an element is not a Version, or they differ in dimension.
         """
         versions = tuple(versions)
+        self._advanced: dict[Version, Version] | None = None
         if len(versions) == 1:  # the common case, a single version: nothing to minimize
             self.elements = (checked_version(versions[0], FrontierError, "an antichain element"),)
             return
@@ -224,7 +225,20 @@ class Antichain:
         """An antichain of elements already minimal and sorted (the engine derived them from one)."""
         antichain = object.__new__(cls)
         antichain.elements = elements
+        antichain._advanced = None
         return antichain
+
+    def advance(self, version: Version) -> Version:
+        """``version.advance_by(self)``, remembered: compaction advances many versions, few of them distinct.
+
+        Operators that read one message share its frontier object, and with it what was worked out.
+        """
+        if self._advanced is None:
+            self._advanced = {}
+        advanced = self._advanced.get(version)
+        if advanced is None:
+            advanced = self._advanced[version] = version.advance_by(self)
+        return advanced
 
     def changes_to(self, other: Antichain) -> tuple[tuple[Version, ...], tuple[Version, ...]]:
         """``(removed, added)``: the elements to drop from this antichain and to add, to make ``other``."""
@@ -274,27 +288,6 @@ class Antichain:
     def increment(self) -> Antichain:
         # Incomparable elements differ before their last coordinate, so adding 1 to it keeps them so, in order.
         return Antichain._of(tuple(element.increment() for element in self.elements))
-
-
-class Advancer:
-    """``version.advance_by(frontier)`` for one frontier and many versions, each distinct version worked out once.
-
-    Compaction advances every version of every changed key by the same
-    frontier, and the distinct versions among them are few (one per input
-    version, or per iteration of a loop), so remembering them pays.
-    """
-
-    __slots__ = ("_advanced", "_frontier")
-
-    def __init__(self, frontier: Antichain) -> None:
-        self._frontier = frontier
-        self._advanced: dict[Version, Version] = {}
-
-    def __call__(self, version: Version) -> Version:
-        advanced = self._advanced.get(version)
-        if advanced is None:
-            advanced = self._advanced[version] = version.advance_by(self._frontier)
-        return advanced
 
 
 def minimal(versions: Iterable[Version]) -> tuple[Version, ...]:

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from operator import le
 
 from .collection import Collection, Key, Multiplicity, Update, Value, Values, checked_pairs
-from .order import Advancer, Antichain, Version
+from .order import Antichain, Version
 
 
 class Index:
@@ -213,7 +213,7 @@ class Index:
         if not self._dirty:
             return
         values = self._values
-        advance = Advancer(frontier)
+        advance = frontier.advance
         for key in self._dirty:
             versions = values.get(key)
             if versions is None or len(versions) == 1:

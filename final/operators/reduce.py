@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..collection import Collection, Multiplicity, Update, Values
-from ..order import Advancer, Antichain, Version
+from ..order import Antichain, Version
 from ..trace import Index, _add
 from .base import Holding, UnaryOperator, finished
 
@@ -112,7 +112,7 @@ class Reduce(Holding, UnaryOperator):
             self.send(version, updates)
         inputs.compact(frontier)
         outputs.compact(frontier)
-        advance = Advancer(frontier)
+        advance = frontier.advance
         for key in touched:
             self._times[key] = {advance(time) for time in self._times[key]}
 
