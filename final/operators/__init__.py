@@ -1,6 +1,6 @@
 """The operator families of the engine, one module each."""
 
-from .base import BinaryOperator, DataMessage, FrontierMessage, Holding, Logic, Operator, UnaryOperator
+from .base import BinaryOperator, DataMessage, FrontierMessage, Holding, Logic, Operator, Pending, UnaryOperator
 from .iterate import Egress, Enter, Feedback, Ingress
 from .join import Arrange, Constraint, DeltaJoin, HalfJoin, Join
 from .linear import Concat, Debug, LinearUnaryOperator
@@ -26,6 +26,7 @@ __all__ = [
     "LinearUnaryOperator",
     "Logic",
     "Operator",
+    "Pending",
     "Reduce",
     "UnaryOperator",
 ]

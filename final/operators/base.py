@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from heapq import heappop, heappush
+from typing import TYPE_CHECKING, Any
 
 from ..collection import Collection, Update
 from ..order import Antichain, Version
@@ -209,17 +210,63 @@ class Operator:
         self.absorbed += 1 + following.absorbed
 
 
+class Pending:
+    """What an operator keeps back, by the version it waits for, and which versions the frontier has finished.
+
+    In a total order (one coordinate) the finished versions are the least
+    ones, so they come off the top of a min-heap, each in ``O(log n)``: a long
+    queue of future versions (a temporal filter's retractions, say) costs
+    nothing per frontier until they come due. With partially ordered versions
+    every pending version is checked against the frontier.
+
+    Invariant: ``_entries`` maps each pending version to what is kept for it;
+    in a total order ``_heap`` holds ``(coordinate, version)`` for each of them.
+    """
+
+    __slots__ = ("_entries", "_heap", "_make")
+
+    def __init__(self, like: Version, make: Callable[[], Any]) -> None:
+        """Pending versions like ``like``; ``make()`` is what is kept for a new one (a list, a set)."""
+        self._entries: dict[Version, Any] = {}
+        self._heap: list[tuple[int, Version]] | None = [] if len(like) == 1 else None
+        self._make = make
+
+    def at(self, version: Version) -> Any:
+        """What is kept for ``version``, made (and the version pending) if there is nothing yet."""
+        entry = self._entries.get(version)
+        if entry is None:
+            entry = self._entries[version] = self._make()
+            if self._heap is not None:
+                heappush(self._heap, (version[0], version))
+        return entry
+
+    def versions(self) -> Iterable[Version]:
+        return self._entries.keys()
+
+    def pop_finished(self, frontier: Antichain) -> list[tuple[Version, Any]]:
+        """Remove the versions ``frontier`` has passed; return them, each after every version less than it,
+        with what was kept for them."""
+        if self._heap is None:
+            done = sorted((v for v in self._entries if not frontier.less_equal_version(v)), key=tuple)
+        else:
+            heap, done = self._heap, []
+            bound = frontier.elements[0][0] if frontier.elements else None  # None: everything is finished
+            while heap and (bound is None or heap[0][0] < bound):
+                done.append(heappop(heap)[1])
+        return [(version, self._entries.pop(version)) for version in done]
+
+
 class Holding:
     """For operators that keep data until versions finish (reductions, consolidation, feedback).
 
-    Invariant: ``_pending`` is keyed by every version at which the operator
-    keeps data it has not sent, so those keys are its ``holds``.
+    Invariant: ``_pending`` holds every version at which the operator keeps
+    data it has not sent, so those are its ``holds``.
     """
 
-    _pending: dict[Version, object]
+    _pending: Pending
 
     def holds(self) -> Iterable[Version]:
-        return self._pending.keys()
+        return self._pending.versions()
 
 
 class UnaryOperator(Operator):
@@ -242,8 +289,3 @@ def _followed_by(first: Logic, then: Logic) -> Logic:
             yield from then(middle_version, middle)
 
     return logic
-
-
-def finished(pending: Iterable[Version], frontier: Antichain) -> list[Version]:
-    """The versions of ``pending`` that ``frontier`` has passed, each after every version less than it."""
-    return sorted((version for version in pending if not frontier.less_equal_version(version)), key=tuple)

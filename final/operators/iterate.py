@@ -9,13 +9,12 @@ versions" and the liveness section of "v5/vFinal".
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from ..collection import Collection, Update
+from ..collection import Collection
 from ..errors import IterationError
 from ..order import Antichain, Version, minimal
-from .base import DataMessage, Holding, Operator, UnaryOperator, finished
+from .base import DataMessage, Holding, Operator, Pending, UnaryOperator
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -104,7 +103,7 @@ class Feedback(Holding, UnaryOperator):
     def __init__(self, inputs: list, output: DifferenceStreamWriter, max_iterations: int) -> None:
         super().__init__(inputs, output)
         self._max_iterations = max_iterations
-        self._pending: defaultdict[Version, list[Update]] = defaultdict(list)
+        self._pending = Pending(output.like, list)
         self.watch([self], [])
 
     def watch(self, inside: list[Operator], entries: list[Operator]) -> None:
@@ -114,11 +113,11 @@ class Feedback(Holding, UnaryOperator):
         self._watched_queues = [queue for operator in inside for queue in operator._queues]
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self._pending[version].extend(collection)
+        self._pending.at(version).extend(collection)
 
     def on_frontier(self, frontier: Antichain) -> None:
-        for version in finished(self._pending, frontier):
-            updates = list(Collection._trusted(self._pending.pop(version)).consolidate())
+        for version, kept in self._pending.pop_finished(frontier):
+            updates = list(Collection._trusted(kept).consolidate())
             if not updates:
                 continue
             if version[-1] + 1 > self._max_iterations:

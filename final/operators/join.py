@@ -14,7 +14,7 @@ from ..collection import Collection
 from ..errors import GraphError
 from ..order import Antichain, Version
 from ..trace import Arrangement, Index
-from .base import BinaryOperator, Holding, Operator, finished
+from .base import BinaryOperator, Holding, Operator, Pending
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -108,18 +108,18 @@ class HalfJoin(Holding, BinaryOperator):
     def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement | None = None) -> None:
         super().__init__(inputs, output)
         self._other = _SharedArrangement(arrangement) if arrangement is not None else _OwnIndex()
-        self._pending: dict[Version, list] = {}
+        self._pending = Pending(output.like, list)
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         if side == 0:
-            self._pending.setdefault(version, []).extend(collection)
+            self._pending.at(version).extend(collection)
         else:
             self._other.taken_in(self._other.delta(version, collection))
 
     def on_frontier(self, frontier: Antichain) -> None:
         other_frontier = self._input_frontiers[1]
-        for version in finished(self._pending, other_frontier):
-            delta = Index.from_collection(version, Collection._trusted(self._pending.pop(version)), "half_join")
+        for version, kept in self._pending.pop_finished(other_frontier):
+            delta = Index.from_collection(version, Collection._trusted(kept), "half_join")
             updates = []
             for key in delta.keys():
                 matches: dict = {}

@@ -11,10 +11,10 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..collection import Collection, Multiplicity, Update, Values
+from ..collection import Collection, Multiplicity, Values
 from ..order import Antichain, Version
 from ..trace import Index, _add
-from .base import Holding, UnaryOperator, finished
+from .base import Holding, Pending, UnaryOperator
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -50,7 +50,7 @@ class Reduce(Holding, UnaryOperator):
         super().__init__(inputs, output)
         self._f = f
         self._inputs = Index()
-        self._pending: dict[Version, set] = {}
+        self._pending = Pending(output.like, set)
         self._totally_ordered = len(output.like) == 1
         if self._totally_ordered:
             self._current: dict[Any, dict[Any, Multiplicity]] = {}
@@ -63,13 +63,13 @@ class Reduce(Holding, UnaryOperator):
         self._inputs.add_collection(version, collection, "reduce")
         keys = {record[0] for record, _ in collection._updates}
         if self._totally_ordered:
-            self._pending.setdefault(version, set()).update(keys)
+            self._pending.at(version).update(keys)
             return
         for key in keys:
             times = self._times[key]
             new_times = {version, *(version.join(time) for time in times)}
             for time in new_times:
-                self._pending.setdefault(time, set()).add(key)
+                self._pending.at(time).add(key)
             times |= new_times
 
     def on_frontier(self, frontier: Antichain) -> None:
@@ -81,9 +81,9 @@ class Reduce(Holding, UnaryOperator):
     def _run_in_order(self, frontier: Antichain) -> None:
         """Finished versions in order, each key's input merged up to it in place (``Index.accumulate``)."""
         current = self._current
-        for version in finished(self._pending, frontier):
+        for version, keys in self._pending.pop_finished(frontier):
             updates = []
-            for key in self._pending.pop(version):
+            for key in keys:
                 output = current.get(key, {})
                 changes = self._changes(self._inputs.accumulate(key, version), output)
                 if changes:
@@ -100,8 +100,7 @@ class Reduce(Holding, UnaryOperator):
         """Finished versions in order, each key's input and output reconstructed at it."""
         touched = set()
         inputs, outputs = self._inputs, self._outputs
-        for version in finished(self._pending, frontier):
-            keys = self._pending.pop(version)
+        for version, keys in self._pending.pop_finished(frontier):
             touched |= keys
             updates = []
             for key in keys:
@@ -132,11 +131,11 @@ class Consolidate(Holding, UnaryOperator):
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
         super().__init__(inputs, output)
-        self._pending: defaultdict[Version, list[Update]] = defaultdict(list)
+        self._pending = Pending(output.like, list)
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self._pending[version].extend(collection)
+        self._pending.at(version).extend(collection)
 
     def on_frontier(self, frontier: Antichain) -> None:
-        for version in finished(self._pending, frontier):
-            self.send(version, list(Collection._trusted(self._pending.pop(version)).consolidate()))
+        for version, kept in self._pending.pop_finished(frontier):
+            self.send(version, list(Collection._trusted(kept).consolidate()))
