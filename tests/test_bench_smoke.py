@@ -20,11 +20,14 @@ def test_reachability_bench_runs() -> None:
     assert load >= 0 and update >= 0 and reached >= 1
 
 
-def test_final_benchmarks_run() -> None:
+def test_final_benchmarks_run(tmp_path) -> None:
     from tests.bench import bench_final
 
-    rows = bench_final.compare_with_v5(200, updates=4)
-    assert [name for name, _, _ in rows] == ["count by key", "join", "reachability"]
+    rows = bench_final.compare_with_v5(200, updates=4, load_repeats=1)
+    assert [name for name, _, _ in rows] == ["count by key", "join", "reachability", "no operator"]
+    bench_final.plot(rows, 200, tmp_path / "ratios.png")
+    assert (tmp_path / "ratios.png").stat().st_size > 0
+    assert bench_final.waiting_versions(50, advances=5) > 0
     hierarchical, naive = bench_final.retract_minimum(300)
     assert hierarchical > 0 and naive > 0
     first, last = bench_final.arrangement_memory(50, live=20)

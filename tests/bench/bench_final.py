@@ -1,11 +1,15 @@
-"""final against v5, hierarchical MIN against a naive one, and arrangement memory under churn.
+"""final against v5, hierarchical MIN against a naive one, arrangement memory, and waiting versions.
 
-Three measurements for issue 4's performance questions, each one run on a
-shared machine (read ratios, not microseconds):
+Issue 4's performance questions, each measured in one run on a shared
+machine (read ratios, not microseconds):
 
 1. ``final`` and ``v5`` on the same workloads at N = 100,000: count by key,
-   join, reachability with ``iterate``: the initial load, and the median of
-   one-record updates (insert one record, retract it again).
+   join, reachability with ``iterate``, and a graph with no operator at all
+   (what the calls of one update cost by themselves). The two stages are
+   measured side by side so that both see the same machine: their initial
+   loads alternate (three each, the median reported), and then the one-record
+   updates alternate between the two loaded graphs (insert a record, retract
+   it again; the median reported). ``--plot`` draws the ratios.
 2. Retracting the current minimum of one group of N values: ``final``'s
    hierarchical ``min`` against ``reduce`` with a naive min on the same data.
 3. ``final`` alone at N = 1,000 and N = 1,000,000: one-record updates to
@@ -13,8 +17,11 @@ shared machine (read ratios, not microseconds):
 4. An arranged collection of 1,000 live records updated over 10,000 versions
    (each version replaces one record): its size after the first version and
    at the end.
+5. A temporal filter whose retractions wait at 1,000 and at 100,000 future
+   versions: what advancing the frontier by one version costs.
 
     python -m tests.bench.bench_final            # N = 100,000, and 1,000,000 for (3) (several minutes)
+    python -m tests.bench.bench_final --plot     # the same, and tests/bench/final_vs_v5.png
     python -m tests.bench.bench_final --quick    # N = 2,000
 """
 
@@ -25,13 +32,17 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tests.harness import build_graph, stage_module
 from tests.programs import reachability
 
 UPDATES = 100
+LOAD_REPEATS = 3
 SEED = 7
+TARGETS = {"load": 5, "update": 10}
+"""Issue 4's targets for final against v5 at N = 100,000: 5x faster loads, 10x faster updates."""
 
 
 def _settle(stage: Any, writers: list, reader: Any, graph: Any, version: int) -> None:
@@ -42,27 +53,32 @@ def _settle(stage: Any, writers: list, reader: Any, graph: Any, version: int) ->
     list(reader.drain())
 
 
-def load_then_update(
-    stage_name: str, program: Callable, initial: list[list], update: Callable[[int], tuple[int, Any]], updates: int
-) -> tuple[float, float]:
-    """``(load seconds, median seconds per update)``: ``update(i)`` names the input and record of update ``i``;
-    it is inserted, and retracted by the next update."""
-    stage = stage_module(stage_name)
-    V, C = stage.Version, stage.Collection
-    writers, reader, graph = build_graph(stage, program, len(initial))
-    start = time.perf_counter()
-    for writer, records in zip(writers, initial, strict=True):
-        writer.send_data(V(0), C([(record, 1) for record in records]))
-    _settle(stage, writers, reader, graph, 0)
-    load = time.perf_counter() - start
-    times = []
-    for version in range(1, updates + 1):
-        side, record = update((version + 1) // 2)
+class Loaded:
+    """A stage's graph for ``program`` with ``initial`` loaded at version 0; ``load`` is how long that took."""
+
+    def __init__(self, stage_name: str, program: Callable, initial: list[list]) -> None:
+        self.stage = stage_module(stage_name)
+        V, C = self.stage.Version, self.stage.Collection
+        self.writers, self.reader, self.graph = build_graph(self.stage, program, len(initial))
         start = time.perf_counter()
-        writers[side].send_data(V(version), C([(record, 1 if version % 2 else -1)]))
-        _settle(stage, writers, reader, graph, version)
-        times.append(time.perf_counter() - start)
-    return load, statistics.median(times)
+        for writer, records in zip(self.writers, initial, strict=True):
+            writer.send_data(V(0), C([(record, 1) for record in records]))
+        _settle(self.stage, self.writers, self.reader, self.graph, 0)
+        self.load = time.perf_counter() - start
+
+    def update(self, version: int, side: int, record: Any, multiplicity: int) -> float:
+        """Seconds to send one record at ``version`` and step until the output has passed it."""
+        V, C = self.stage.Version, self.stage.Collection
+        start = time.perf_counter()
+        self.writers[side].send_data(V(version), C([(record, multiplicity)]))
+        _settle(self.stage, self.writers, self.reader, self.graph, version)
+        return time.perf_counter() - start
+
+
+def updates_of(update: Callable[[int], tuple[int, Any]], count: int) -> list[tuple[int, int, Any, int]]:
+    """``(version, side, record, multiplicity)``: ``update(i)`` names the input and record of the ``i``-th
+    update; it is inserted at an odd version and retracted at the next."""
+    return [(version, *update((version + 1) // 2), 1 if version % 2 else -1) for version in range(1, count + 1)]
 
 
 def workloads(n: int) -> dict[str, tuple[Callable, list[list], Callable]]:
@@ -74,6 +90,7 @@ def workloads(n: int) -> dict[str, tuple[Callable, list[list], Callable]]:
         "join": (lambda a, b: a.join(b), [[(i, i) for i in range(n)], [(i, -i) for i in range(n)]],
                  lambda i: (0, ((i * 7919) % n, n + i))),
         "reachability": (reachability, [[edges[0][0]], edges], lambda i: (1, random_edge(n // 4, i))),
+        "no operator": (lambda a: a, [[(i, i) for i in range(n)]], lambda i: (0, (n + i, i))),
     }
 
 
@@ -83,11 +100,23 @@ def random_edge(nodes: int, i: int) -> tuple[int, int]:
     return rng.randrange(nodes), rng.randrange(nodes)
 
 
-def compare_with_v5(n: int, updates: int) -> list[tuple]:
+def compare_with_v5(n: int, updates: int, load_repeats: int = LOAD_REPEATS) -> list[tuple]:
+    """Per workload: ``(name, (v5 load, v5 update), (final load, final update))``, medians, side by side."""
     rows = []
+    stages = ("v5", "final")
     for name, (program, initial, update) in workloads(n).items():
-        results = {stage: load_then_update(stage, program, initial, update, updates) for stage in ("v5", "final")}
-        rows.append((name, results["v5"], results["final"]))
+        loads: dict[str, list[float]] = {stage: [] for stage in stages}
+        loaded: dict[str, Loaded] = {}
+        for _ in range(load_repeats):
+            for stage in stages:
+                loaded.pop(stage, None)  # free the previous graph before building the next
+                loaded[stage] = Loaded(stage, program, initial)
+                loads[stage].append(loaded[stage].load)
+        times: dict[str, list[float]] = {stage: [] for stage in stages}
+        for version, side, record, multiplicity in updates_of(update, updates):
+            for stage in stages:
+                times[stage].append(loaded[stage].update(version, side, record, multiplicity))
+        rows.append((name, *((statistics.median(loads[s]), statistics.median(times[s])) for s in stages)))
         print(f"  measured {name}", flush=True)
     return rows
 
@@ -101,17 +130,9 @@ def retract_minimum(n: int) -> tuple[float, float]:
     """Seconds to retract the current minimum of one group of ``n`` values: hierarchical, then naive."""
     result = []
     for program in (lambda c: c.min(), lambda c: c.reduce(naive_min)):
-        stage = stage_module("final")
-        V, C = stage.Version, stage.Collection
-        writers, reader, graph = build_graph(stage, program, 1)
-        writers[0].send_data(V(0), C([(("group", value), 1) for value in range(n)]))
-        _settle(stage, writers, reader, graph, 0)
-        times = []
-        for version in range(1, 6):  # retract the minimum five times over: 0, 1, 2, 3, 4
-            start = time.perf_counter()
-            writers[0].send_data(V(version), C([(("group", version - 1), -1)]))
-            _settle(stage, writers, reader, graph, version)
-            times.append(time.perf_counter() - start)
+        graph = Loaded("final", program, [[("group", value) for value in range(n)]])
+        # Retract the minimum five times over: 0, 1, 2, 3, 4.
+        times = [graph.update(version, 0, ("group", version - 1), -1) for version in range(1, 6)]
         result.append(statistics.median(times))
     return result[0], result[1]
 
@@ -146,15 +167,71 @@ def scaling(sizes: tuple[int, int], updates: int) -> list[tuple[str, float, floa
         ("MIN of one group", lambda a: a.min(), lambda n: [[("all", i) for i in range(n)]],
          lambda n: lambda i: (0, ("all", -i))),
     ):
-        costs = [load_then_update("final", program, initial(n), update(n), updates)[1] for n in sizes]
+        costs = []
+        for n in sizes:
+            graph = Loaded("final", program, initial(n))
+            costs.append(statistics.median(graph.update(*change) for change in updates_of(update(n), updates)))
         rows.append((name, *costs))
         print(f"  measured {name}", flush=True)
     return rows
 
 
+def waiting_versions(pending: int, advances: int = 200) -> float:
+    """Median seconds to advance the frontier by one version while ``pending`` retractions wait at later ones.
+
+    Record ``i`` is valid from version ``i`` for ``pending`` versions (a temporal filter), so its
+    retraction waits at ``i + pending``; a consolidation holds every one of them.
+    """
+    stage = stage_module("final")
+    V, C = stage.Version, stage.Collection
+    (writer,), reader, graph = build_graph(
+        stage, lambda c: c.temporal_filter(lambda r: r[1], lambda r: r[1] + pending).consolidate(), 1)
+    writer.send_data(V(0), C([((i, i), 1) for i in range(pending)]))
+    times = []
+    for version in range(1, advances + 1):
+        start = time.perf_counter()
+        writer.send_frontier(V(version))
+        while reader.probe_frontier_less_than(V(version)):
+            graph.step()
+        list(reader.drain())
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def plot(rows: list, n: int, path: Path) -> None:
+    """Bars of final's speed-up over v5 per workload, for loads and updates, with issue 4's targets."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [name for name, _, _ in rows]
+    ratios = {
+        "initial load": [v5[0] / final[0] for _, v5, final in rows],
+        "one-record update (median)": [v5[1] / final[1] for _, v5, final in rows],
+    }
+    figure, axis = plt.subplots(figsize=(8, 4.2), layout="constrained")
+    width = 0.38
+    for offset, ((label, values), color) in enumerate(zip(ratios.items(), ("#7aa6d8", "#2a5d9f"), strict=True)):
+        positions = [i + (offset - 0.5) * width for i in range(len(names))]
+        bars = axis.bar(positions, values, width, label=label, color=color)
+        axis.bar_label(bars, fmt="%.1fx", fontsize=8)
+    for what, style in (("load", ":"), ("update", "--")):
+        axis.axhline(TARGETS[what], color="#b22222", linestyle=style, linewidth=1)
+        axis.text(len(names) - 0.55, TARGETS[what], f"issue 4's {what} target ({TARGETS[what]}x)", color="#b22222",
+                  ha="right", va="bottom", fontsize=8)
+    axis.set_xticks(range(len(names)), names)
+    axis.set_ylabel("v5 time / final time")
+    axis.set_title(f"final against v5 at N = {n:,} (one run, measured side by side)")
+    axis.legend(loc="upper left", fontsize=8)
+    figure.savefig(path, dpi=110)
+    print(f"\nplot written to {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="N = 2,000, fewer versions")
+    parser.add_argument("--plot", action="store_true", help="write tests/bench/final_vs_v5.png")
     args = parser.parse_args()
     n, versions = (2_000, 500) if args.quick else (100_000, 10_000)
     rows = compare_with_v5(n, UPDATES)
@@ -162,8 +239,10 @@ def main() -> None:
           "update ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, (v5_load, v5_update), (final_load, final_update) in rows:
-        print(f"| {name} | {v5_load:.2f} | {final_load:.2f} | {v5_update * 1e6:,.0f} | {final_update * 1e6:,.0f} | "
+        print(f"| {name} | {v5_load:.3f} | {final_load:.3f} | {v5_update * 1e6:,.0f} | {final_update * 1e6:,.0f} | "
               f"{v5_load / final_load:.2f} | {v5_update / final_update:.2f} |")
+    if args.plot:
+        plot(rows, n, Path(__file__).with_name("final_vs_v5.png"))
     big = n * 10 if not args.quick else n
     hierarchical, naive = retract_minimum(big)
     print(f"\nretracting the minimum of one group of {big:,} values: hierarchical {hierarchical * 1e3:.1f} ms, "
@@ -176,6 +255,10 @@ def main() -> None:
     first, last = arrangement_memory(versions)
     print(f"\narrangement of 1,000 live records: {first} entries after version 0, {last} after {versions:,} "
           f"versions (ratio {last / first:.2f})")
+    few, many = (1_000, 100_000) if not args.quick else (100, 2_000)
+    cost_few, cost_many = waiting_versions(few), waiting_versions(many)
+    print(f"\nadvancing the frontier one version with {few:,} retractions waiting: {cost_few * 1e6:.1f} µs; with "
+          f"{many:,}: {cost_many * 1e6:.1f} µs (ratio {cost_many / cost_few:.2f})")
 
 
 if __name__ == "__main__":
