@@ -6,8 +6,9 @@ New since v5: a package with one module per concept (``order``,
 stage concept, and what the documents add beyond document 002:
 
 - shared/seeds/000_60294c000a3077be.txt: the general linear operator
-  (``explode``, ``join_function``, ``temporal_filter``), and chains of linear
-  operators fused into one when the graph is finalized;
+  (``explode``, ``join_function``, ``temporal_filter``), and linear operators
+  fused, when the graph is finalized, into the operator they read from: a
+  chain of them becomes one, a map after a join becomes part of the join;
 - shared/seeds/004_667a8f168f533318.txt: hierarchical ``min``/``max``,
   in-place NULL-aware ``count_total``/``sum_total``, ``threshold``,
   ``count_distinct``, and ``aggregate`` factoring several aggregates;
@@ -15,7 +16,11 @@ stage concept, and what the documents add beyond document 002:
   arrangements, ``half_join``, the delta join ``join_many``,
   ``semijoin``/``antijoin``, and NULL-aware ``left_join``/``left_join_chain``;
 - 002's closing list: a work budget per ``step()``, frontiers sent as
-  changes, ``graph.frontiers()`` for progress;
+  changes, ``graph.frontiers()`` for progress, and speed: versions are
+  tuples, indexes keep one dict of values per key and version, a reduction
+  over totally ordered versions merges each key's history in place, and a
+  loop ends as soon as nothing inside it holds data (``Feedback``), instead
+  of stepping through every iteration as v5 does;
 - ``final.viz``: graphviz diagrams and product-order plots.
 
 Everything v5 computes, final computes the same: it runs the whole shared suite.

@@ -187,7 +187,8 @@ class Operator:
                 self.output._send(output_version, Collection._trusted(output))
 
     def forward(self, version: Version, collection: Collection) -> None:
-        """Send a collection that arrived here as it is: messages are shared, never copied or changed."""
+        """Send on a collection that arrived here, through the fused logic if any; without, the very same
+        collection goes on (messages are shared, never copied or changed)."""
         if self._then is None:
             self.output._send(version, collection)
         else:
