@@ -28,6 +28,7 @@ machine (read ratios, not microseconds):
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import statistics
 import time
@@ -54,17 +55,26 @@ def _settle(stage: Any, writers: list, reader: Any, graph: Any, version: int) ->
 
 
 class Loaded:
-    """A stage's graph for ``program`` with ``initial`` loaded at version 0; ``load`` is how long that took."""
+    """A stage's graph for ``program`` with ``initial`` loaded at version 0; ``load`` is how long that took.
+
+    The objects alive before the load (another stage's loaded graph, say) are
+    frozen while it runs (``gc.freeze``): Python's full garbage collections
+    walk every object they track, so without that a load would also pay for
+    walking the other graph, and the two stages' loads would not compare.
+    """
 
     def __init__(self, stage_name: str, program: Callable, initial: list[list]) -> None:
         self.stage = stage_module(stage_name)
         V, C = self.stage.Version, self.stage.Collection
         self.writers, self.reader, self.graph = build_graph(self.stage, program, len(initial))
+        gc.collect()
+        gc.freeze()
         start = time.perf_counter()
         for writer, records in zip(self.writers, initial, strict=True):
             writer.send_data(V(0), C([(record, 1) for record in records]))
         _settle(self.stage, self.writers, self.reader, self.graph, 0)
         self.load = time.perf_counter() - start
+        gc.unfreeze()
 
     def update(self, version: int, side: int, record: Any, multiplicity: int) -> float:
         """Seconds to send one record at ``version`` and step until the output has passed it."""
