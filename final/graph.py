@@ -336,9 +336,7 @@ def _watch_loops(operators: list[Operator], scopes: dict[int, Scope]) -> None:
     That is every operator of the loop's scope (or of a scope nested in it)
     from which data can reach the feedback edge, with their input queues, and
     the operators that bring data into the scope from outside it
-    (``Ingress``, ``Enter``). The loop's ``Egress``, which reads what the
-    feedback reads, is shown the feedback. Run after fusion, on the operators
-    that remain.
+    (``Ingress``, ``Enter``). Run after fusion, on the operators that remain.
     """
     producers = {id(operator.output): operator for operator in operators}
     for feedback in operators:
@@ -364,9 +362,6 @@ def _watch_loops(operators: list[Operator], scopes: dict[int, Scope]) -> None:
                     seen.add(id(producer))
                     stack.append(producer)
         feedback.watch(inside, entries)
-        for operator in operators:
-            if isinstance(operator, Egress) and operator.inputs[0]._writer is feedback.inputs[0]._writer:
-                operator._loop = feedback
 
 
 class DifferenceStreamBuilder:

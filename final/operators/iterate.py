@@ -56,25 +56,13 @@ class Egress(UnaryOperator):
     """Takes the loop's output out of it: ``(v, i)`` becomes ``v``.
 
     The loop's output differences at every iteration of ``v`` add up, outside,
-    to the fixed point at ``v``. It reads the stream the loop's ``Feedback``
-    reads, so what that one knows can still arrive (``Feedback.possible``)
-    can still arrive here too, and nothing else: the output frontier passes
-    a converged version as soon as the feedback knows, not a trip around the
-    loop later.
-
-    Invariant: ``_loop`` is the loop's ``Feedback`` (set when the graph is finalized).
+    to the fixed point at ``v``.
     """
-
-    def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
-        super().__init__(inputs, output)
-        self._loop: Feedback | None = None
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self.forward(version.truncate(), collection)
 
     def output_frontier(self, frontier: Antichain) -> Antichain:
-        if self._loop is not None:
-            frontier = frontier.join(self._loop.possible)
         return frontier.truncate()
 
 
@@ -117,8 +105,6 @@ class Feedback(Holding, UnaryOperator):
         self._max_iterations = max_iterations
         self._pending = Pending(output.like, list)
         self.watch([self], [])
-        self.possible = self._frontier
-        """What can still arrive here, as of the last input frontier: a frontier the loop's Egress reads too."""
 
     def watch(self, inside: list[Operator], entries: list[Operator]) -> None:
         """Watch ``inside`` (the loop's operators upstream of this one, itself included) and ``entries``."""
@@ -143,8 +129,7 @@ class Feedback(Holding, UnaryOperator):
             self.send(version.increment(), updates)
 
     def output_frontier(self, frontier: Antichain) -> Antichain:
-        self.possible = self._still_possible()
-        return frontier.join(self.possible).increment()
+        return frontier.join(self._still_possible()).increment()
 
     def _still_possible(self) -> Antichain:
         """A frontier for what can still arrive at this operator: see the class docstring."""
