@@ -215,7 +215,13 @@ class Antichain:
         mine, theirs = self.elements, other.elements
         if len(mine) == 1 and len(theirs) == 1:  # the common case, one version each
             return all(map(le, mine[0], theirs[0]))
-        return all(self.less_equal_version(version) for version in theirs)
+        for version in theirs:
+            for element in mine:
+                if all(map(le, element, version)):
+                    break
+            else:
+                return False
+        return True
 
     def less_than(self, other: Antichain) -> bool:
         return self.elements != other.elements and self.less_equal(other)
@@ -303,7 +309,10 @@ def minimal(versions: Iterable[Version]) -> tuple[Version, ...]:
     result: list[Version] = []
     for version in sorted(set(versions), key=tuple):
         # Sorted lexicographically, a version can only be >= versions before it.
-        if not any(all(map(le, kept, version)) for kept in result):
+        for kept in result:
+            if all(map(le, kept, version)):
+                break
+        else:
             result.append(version)
     return tuple(result)
 
