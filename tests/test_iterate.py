@@ -82,14 +82,38 @@ def test_connected_components_equal_from_scratch(stage: str, kind: str, data: st
     assert run_or_skip(stage, connected_components, inputs, at) == run("v0", connected_components, inputs, at)
 
 
+def _distinct(collection):
+    return collection.map(lambda n: (n, ())).distinct().map(lambda pair: pair[0])
+
+
+def nested_loops(numbers):
+    """A loop inside a loop: the inner one closes a set under n -> min(n + 1, 6), the outer under n -> 2n mod 7."""
+    return numbers.iterate(
+        lambda outer: _distinct(
+            _distinct(outer).iterate(lambda inner: _distinct(inner.map(lambda n: min(n + 1, 6)).concat(inner)))
+            .map(lambda n: n * 2 % 7)
+            .concat(outer)
+        )
+    )
+
+
+NUMBER_LOOPS = {
+    "geometric_series": (doubling_to_fifty, st.integers(1, 13)),
+    "nested_loops": (nested_loops, st.integers(0, 6)),
+}
+"""Loops over numbers: 002's geometric series, and a loop inside a loop (versions three or four coordinates deep)."""
+
+
 @pytest.mark.since("v5")
 @pytest.mark.parametrize("kind", ["int", "tuple"])
+@pytest.mark.parametrize("name", sorted(NUMBER_LOOPS))
 @given(data=st.data())
-def test_geometric_series_equals_from_scratch(stage: str, kind: str, data: st.DataObject) -> None:
+def test_loops_over_numbers_equal_from_scratch(stage: str, name: str, kind: str, data: st.DataObject) -> None:
+    program, numbers = NUMBER_LOOPS[name]
     versions = int_versions if kind == "int" else tuple_versions
-    inputs = [data.draw(insert_then_retract(st.integers(1, 13), versions))]
+    inputs = [data.draw(insert_then_retract(numbers, versions))]
     at = versions_to_check(inputs)
-    assert run_or_skip(stage, doubling_to_fifty, inputs, at) == run("v0", doubling_to_fifty, inputs, at)
+    assert run_or_skip(stage, program, inputs, at) == run("v0", program, inputs, at)
 
 
 @pytest.mark.since("v5")
@@ -259,29 +283,3 @@ def test_streams_of_two_loops_do_not_mix(stage: str) -> None:
     source.iterate(lambda x: (second.append(x), x.distinct())[1])
     with pytest.raises(module.GraphError, match="another loop it is not nested in"):
         first[0].concat(second[0])
-
-
-def _distinct(collection):
-    return collection.map(lambda n: (n, ())).distinct().map(lambda pair: pair[0])
-
-
-def nested_loops(numbers):
-    """A loop inside a loop: the inner one closes a set under n -> min(n + 1, 6), the outer under n -> 2n mod 7."""
-    return numbers.iterate(
-        lambda outer: _distinct(
-            _distinct(outer).iterate(lambda inner: _distinct(inner.map(lambda n: min(n + 1, 6)).concat(inner)))
-            .map(lambda n: n * 2 % 7)
-            .concat(outer)
-        )
-    )
-
-
-@pytest.mark.since("v5")
-@pytest.mark.parametrize("kind", ["int", "tuple"])
-@given(data=st.data())
-def test_nested_loops_equal_from_scratch(stage: str, kind: str, data: st.DataObject) -> None:
-    """Versions three (or four) coordinates deep: a loop's body holds another loop."""
-    versions = int_versions if kind == "int" else tuple_versions
-    inputs = [data.draw(insert_then_retract(st.integers(0, 6), versions))]
-    at = versions_to_check(inputs)
-    assert run_or_skip(stage, nested_loops, inputs, at) == run("v0", nested_loops, inputs, at)
