@@ -34,3 +34,14 @@ def test_final_benchmarks_run(tmp_path) -> None:
     assert first == last == 20
     assert [name for name, _, _ in bench_final.scaling((50, 100), updates=4)] == [
         "count by key", "join", "MIN of one group"]
+
+
+def test_instruction_counts_run() -> None:
+    import shutil
+
+    from tests.bench import bench_instructions
+
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed: bench_instructions counts instructions with its callgrind")
+    load, update = bench_instructions.measure("final", "count by key", 50, 2)
+    assert load > 0 and update > 0
