@@ -106,3 +106,23 @@ def test_frontiers_travel_as_changes(stage: str) -> None:
     assert A([V((0, 0))]).apply(first).apply(second) == after
     # The change means the same applied to any frontier holding (2, 8): it is a change, not a whole frontier.
     assert A([V((2, 8)), V((7, 0))]).apply(second) == A([V((2, 9)), V((7, 0))])
+
+
+@pytest.mark.since("final")
+def test_frontier_changes_queued_together_are_handled_as_one(stage: str) -> None:
+    """Fifty frontier advances sent before a step move each operator once, to the last; under a budget of
+    one message per step, one at a time."""
+    module = stage_module(stage)
+    V = module.Version
+
+    def changes_seen(budget: int | None) -> list:
+        (writer,), reader, graph = build_graph(module, lambda c: c.map(lambda r: (r, ())).count(), 1)
+        for version in range(1, 51):
+            writer.send_frontier(V(version))
+        while graph.step(budget):
+            pass
+        return [(message.removed, message.added) for message in reader.drain()]
+
+    assert changes_seen(None) == [((V(0),), (V(50),))]
+    one_at_a_time = changes_seen(1)
+    assert len(one_at_a_time) == 50 and one_at_a_time[-1] == ((V(49),), (V(50),))

@@ -125,11 +125,15 @@ class Operator:
         for side, queue in enumerate(self._queues):
             while queue:
                 message = queue.popleft()
+                handled += 1
                 if type(message) is DataMessage:
                     self.on_data(side, message.version, message.collection)
                 else:
+                    # Frontier changes queued one after another make one: the operator moves once, to the last.
+                    while queue and type(queue[0]) is FrontierMessage and handled != budget:
+                        message = FrontierMessage(message._before, queue.popleft()._after)
+                        handled += 1
                     self._on_input_frontier(side, message)
-                handled += 1
                 if handled == budget:
                     return handled
         return handled
