@@ -33,8 +33,10 @@ class Reduce(Holding, UnaryOperator):
     there (002, "v5/vFinal"). The output can change only at joins of the
     versions at which the input changed, so each key keeps ``_times``, closed
     under join: new data at ``v`` makes ``v`` and ``v.join(t)`` for every kept
-    ``t`` pending. (Advancing kept times by the frontier does not change those
-    joins for any version the frontier still allows.) When versions are
+    ``t`` pending. A key's kept times are advanced by the frontier when it
+    next gets data, just before they are joined: advancing changes none of
+    those joins for a version the frontier still allows, and merges times the
+    frontier has passed, so the set stays small. When versions are
     totally ordered (one coordinate) every join of two versions is one of
     them, so the closure adds nothing and ``_times`` is not kept.
 
@@ -65,12 +67,13 @@ class Reduce(Holding, UnaryOperator):
         if self._totally_ordered:
             self._pending.at(version).update(keys)
             return
+        advance = self._frontier.advance
         for key in keys:
-            times = self._times[key]
+            times = {advance(time) for time in self._times[key]}
             new_times = {version, *(version.join(time) for time in times)}
             for time in new_times:
                 self._pending.at(time).add(key)
-            times |= new_times
+            self._times[key] = times | new_times
 
     def on_frontier(self, frontier: Antichain) -> None:
         if self._totally_ordered:
@@ -98,10 +101,8 @@ class Reduce(Holding, UnaryOperator):
 
     def _run_at_joins(self, frontier: Antichain) -> None:
         """Finished versions in order, each key's input and output reconstructed at it."""
-        touched = set()
         inputs, outputs = self._inputs, self._outputs
         for version, keys in self._pending.pop_finished(frontier):
-            touched |= keys
             updates = []
             for key in keys:
                 output = dict(outputs.reconstruct_at(key, version))
@@ -111,9 +112,6 @@ class Reduce(Holding, UnaryOperator):
             self.send(version, updates)
         inputs.compact(frontier)
         outputs.compact(frontier)
-        advance = frontier.advance
-        for key in touched:
-            self._times[key] = {advance(time) for time in self._times[key]}
 
     def _changes(self, values: dict[Any, Multiplicity], output: dict[Any, Multiplicity]) -> Values:
         """What to add to a key's ``output`` to make it ``f`` of its ``values`` (both ``{value: multiplicity}``)."""
