@@ -82,8 +82,7 @@ class Feedback(Holding, UnaryOperator):
     will still send, which their output frontiers bound. An operator only ever
     sends at versions ``>=`` the data that caused it, so those versions, cut to
     this loop's coordinates, bound what can still arrive here, and one
-    iteration on, what can still be sent. The output frontier is that bound
-    (joined with the input frontier one iteration on, which also holds). When
+    iteration on, what can still be sent: that is the output frontier. When
     a version ``v`` has converged, nothing in the loop is at ``(v, _)`` any
     more, so the frontier jumps past all of ``v``'s iterations at once,
     instead of walking them one by one as v5's rule does; an iteration where
@@ -129,7 +128,7 @@ class Feedback(Holding, UnaryOperator):
             self.send(version.increment(), updates)
 
     def output_frontier(self, frontier: Antichain) -> Antichain:
-        return frontier.join(self._still_possible()).increment()
+        return self._still_possible().increment()
 
     def _still_possible(self) -> Antichain:
         """A frontier for what can still arrive at this operator: see the class docstring."""
