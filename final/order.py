@@ -276,6 +276,10 @@ class Antichain:
                 return self
             if all(map(le, theirs[0], mine[0])):
                 return other
+        elif other.less_equal(self):  # this one adds nothing other does not allow already
+            return other
+        elif self.less_equal(other):
+            return self
         return Antichain._of(minimal(mine + theirs))
 
     def join(self, other: Antichain) -> Antichain:
