@@ -222,7 +222,7 @@ class Collection:
 
 def count_values(values: Values) -> Values:
     """The number of values, counting multiplicities."""
-    return [(sum(multiplicity for _, multiplicity in values), 1)]
+    return [(sum(map(itemgetter(1), values)), 1)]
 
 
 def sum_values(values: Values) -> Values:

@@ -79,23 +79,30 @@ class Index:
     def _add_all(self, version: Version, updates: list[Update]) -> None:
         """Add ``((key, value), multiplicity)`` updates, known to be well formed, at ``version``."""
         values, mark = self._values, self._dirty.add
+        at_version: dict[Key, dict[Value, Multiplicity]] = {}  # a key's dict at ``version``, once found
         for (key, value), multiplicity in updates:
-            versions = values.get(key)
-            if versions is None:
-                if multiplicity:
-                    values[key] = {version: {value: multiplicity}}
-                continue
-            at = versions.get(version)
+            at = at_version.get(key)
             if at is None:
-                if multiplicity:
-                    versions[version] = {value: multiplicity}
-                    mark(key)
-                continue
+                versions = values.get(key)
+                if versions is None:
+                    if multiplicity:
+                        at_version[key] = at = {value: multiplicity}
+                        values[key] = {version: at}
+                    continue
+                at = versions.get(version)
+                if at is None:
+                    if multiplicity:
+                        at_version[key] = versions[version] = {value: multiplicity}
+                        mark(key)
+                    continue
+                at_version[key] = at
             total = at.get(value, 0) + multiplicity
             if total:
                 at[value] = total
             elif value in at:  # (not there: a zero multiplicity for a value it does not hold)
-                _drop(values, key, versions, version, at, value)
+                _drop(values, key, values[key], version, at, value)
+                if not at:  # dropped from the index: a later update of the key starts afresh
+                    del at_version[key]
 
     def append(self, other: Index) -> None:
         """Add every value of ``other`` (a difference) to this index, which takes over its dicts.

@@ -83,20 +83,22 @@ class Reduce(Holding, UnaryOperator):
 
     def _run_in_order(self, frontier: Antichain) -> None:
         """Finished versions in order, each key's input merged up to it in place (``Index.accumulate``)."""
-        current = self._current
+        current, accumulate = self._current, self._inputs.accumulate
         for version, keys in self._pending.pop_finished(frontier):
-            updates = []
+            updates: list = []
             for key in keys:
-                output = current.get(key, {})
-                changes = self._changes(self._inputs.accumulate(key, version), output)
-                if changes:
-                    if not output:
-                        output = current[key] = {}
-                    for value, multiplicity in changes:
-                        _add(output, value, multiplicity)
-                        updates.append(((key, value), multiplicity))
-                    if not output:
-                        del current[key]
+                output = current.get(key)
+                changes = self._changes(accumulate(key, version), output)
+                if not changes:
+                    continue
+                updates += [((key, value), multiplicity) for value, multiplicity in changes]
+                if output is None:  # a key with no output yet: the changes are all of it
+                    current[key] = dict(changes)
+                    continue
+                for value, multiplicity in changes:
+                    _add(output, value, multiplicity)
+                if not output:
+                    del current[key]
             self.send(version, updates)
 
     def _run_at_joins(self, frontier: Antichain) -> None:
@@ -113,11 +115,16 @@ class Reduce(Holding, UnaryOperator):
         inputs.compact(frontier)
         outputs.compact(frontier)
 
-    def _changes(self, values: dict[Any, Multiplicity], output: dict[Any, Multiplicity]) -> Values:
-        """What to add to a key's ``output`` to make it ``f`` of its ``values`` (both ``{value: multiplicity}``)."""
-        changes = {value: -multiplicity for value, multiplicity in output.items()}
+    def _changes(self, values: dict[Any, Multiplicity], output: dict[Any, Multiplicity] | None) -> Values:
+        """What to add to a key's ``output`` (None: it has none) to make it ``f`` of its ``values`` (both
+        ``{value: multiplicity}``)."""
+        changes = {value: -multiplicity for value, multiplicity in output.items()} if output else {}
         for value, multiplicity in self._f(list(values.items())) if values else ():
-            _add(changes, value, multiplicity)
+            total = changes.get(value, 0) + multiplicity  # _add, inlined: once per key and version
+            if total:
+                changes[value] = total
+            else:
+                changes.pop(value, None)
         return list(changes.items())
 
 
