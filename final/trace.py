@@ -1,10 +1,10 @@
 """A multiversion index: records grouped by key, then by version.
 
 ``join`` needs every value of a key on the other side, and ``reduce`` needs all
-values of a key; an index maps key -> version -> list of ``(value,
-multiplicity)`` so both cost time proportional to the keys a difference
-touches. Versions are kept apart because data can arrive at versions that are
-not finished yet, and must not blur into versions that are. Once the frontier
+values of a key; an index maps key -> version -> ``{value: multiplicity}`` so
+both cost time proportional to the keys a difference touches. Versions are
+kept apart because data can arrive at versions that are not finished yet, and
+must not blur into versions that are. Once the frontier
 passes a version, ``compact`` moves it forward as far as no future version can
 tell (``advance_by``) and merges versions that land together: the index stays
 as small as the live data, yet with partially ordered versions it never merges
@@ -125,7 +125,7 @@ class Index:
                     mark(key)
                     continue
                 for value, multiplicity in entries.items():
-                    _add(at, value, multiplicity)
+                    add_multiplicity(at, value, multiplicity)
                 if not at:
                     del versions[version]
             if not versions:
@@ -140,7 +140,7 @@ class Index:
                     totals = dict(entries)
                 else:
                     for value, multiplicity in entries.items():
-                        _add(totals, value, multiplicity)
+                        add_multiplicity(totals, value, multiplicity)
         return list(totals.items()) if totals else []
 
     def accumulate(self, key: Key, version: Version) -> dict[Value, Multiplicity]:
@@ -164,7 +164,7 @@ class Index:
         for other in merged:
             if other in versions:
                 for value, multiplicity in versions.pop(other).items():
-                    _add(into, value, multiplicity)
+                    add_multiplicity(into, value, multiplicity)
         if into:
             versions[version] = into
         elif not versions:
@@ -235,7 +235,7 @@ class Index:
                 if len(into) < len(entries):  # merge the smaller dict into the larger
                     compacted[advanced], into, entries = entries, entries, into
                 for value, multiplicity in entries.items():
-                    _add(into, value, multiplicity)
+                    add_multiplicity(into, value, multiplicity)
             compacted = {version: entries for version, entries in compacted.items() if entries}
             if compacted:
                 values[key] = compacted
@@ -254,7 +254,7 @@ def _drop(values: dict, key: Key, versions: dict, version: Version, at: dict, va
             del values[key]
 
 
-def _add(totals: dict[Value, Multiplicity], value: Value, multiplicity: Multiplicity) -> None:
+def add_multiplicity(totals: dict[Value, Multiplicity], value: Value, multiplicity: Multiplicity) -> None:
     """Add ``multiplicity`` to ``totals[value]``, deleting the value if it reaches zero."""
     total = totals.get(value, 0) + multiplicity
     if total:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..collection import Collection, Multiplicity, Values
 from ..order import Antichain, Version
-from ..trace import Index, _add
+from ..trace import Index, add_multiplicity
 from .base import Holding, Pending, UnaryOperator
 
 if TYPE_CHECKING:
@@ -40,9 +40,10 @@ class Reduce(Holding, UnaryOperator):
     totally ordered (one coordinate) every join of two versions is one of
     them, so the closure adds nothing and ``_times`` is not kept.
 
-    Invariant: ``_inputs`` holds every difference received and ``_outputs``
-    every difference sent; ``_pending`` maps each unfinished version to the
-    keys whose output may change at it.
+    Invariant: ``_inputs`` holds every difference received; ``_outputs``
+    every difference sent, or in a total order ``_current`` their sum (the
+    output at every finished version); ``_pending`` maps each unfinished
+    version to the keys whose output may change at it.
     """
 
     def __init__(
@@ -96,7 +97,7 @@ class Reduce(Holding, UnaryOperator):
                     current[key] = dict(changes)
                     continue
                 for value, multiplicity in changes:
-                    _add(output, value, multiplicity)
+                    add_multiplicity(output, value, multiplicity)
                 if not output:
                     del current[key]
             self.send(version, updates)
@@ -120,7 +121,7 @@ class Reduce(Holding, UnaryOperator):
         ``{value: multiplicity}``)."""
         changes = {value: -multiplicity for value, multiplicity in output.items()} if output else {}
         for value, multiplicity in self._f(list(values.items())) if values else ():
-            total = changes.get(value, 0) + multiplicity  # _add, inlined: once per key and version
+            total = changes.get(value, 0) + multiplicity  # add_multiplicity, inlined: once per key and version
             if total:
                 changes[value] = total
             else:
