@@ -10,8 +10,9 @@ first; one update, the third less the second, divided by K. Instructions are
 not time (memory stalls and cache misses cost time and no instructions), so
 read these ratios beside bench_final's, not instead of them.
 
-    python -m tests.bench.bench_instructions            # needs valgrind on PATH; a few minutes
+    python -m tests.bench.bench_instructions            # needs valgrind on PATH; about ten minutes
     python -m tests.bench.bench_instructions --quick    # N = 1,000, 20 updates
+    python -m tests.bench.bench_instructions --n 100000 --only "count by key"
 """
 
 from __future__ import annotations
@@ -65,14 +66,16 @@ def measure(stage: str, name: str, n: int, updates: int) -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="N = 1,000, 20 updates")
+    parser.add_argument("--n", type=int, default=10_000, help="the size N (default 10,000)")
+    parser.add_argument("--only", help="one workload, e.g. 'count by key'")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("bench_instructions needs valgrind (apt-get install -y valgrind)")
-    n, updates = (1_000, 20) if args.quick else (10_000, 100)
+    n, updates = (1_000, 20) if args.quick else (args.n, 100)
     print(f"| workload (N={n:,}) | v5 load (M instr) | final load (M instr) | v5 K instr/update | "
           f"final K instr/update | load ratio | update ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name in workloads(n):
+    for name in [args.only] if args.only else workloads(n):
         (v5_load, v5_update), (final_load, final_update) = (measure(s, name, n, updates) for s in ("v5", "final"))
         print(f"| {name} | {v5_load / 1e6:,.0f} | {final_load / 1e6:,.0f} | {v5_update / 1e3:,.0f} | "
               f"{final_update / 1e3:,.0f} | {v5_load / final_load:.2f} | {v5_update / final_update:.2f} |", flush=True)
