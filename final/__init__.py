@@ -5,14 +5,14 @@ New since v5: a package with one module per concept (``order``,
 ``operators/`` with one module per operator family) instead of one file per
 stage concept, and what the documents add beyond document 002:
 
-- shared/seeds/000_60294c000a3077be.txt: the general linear operator
+- document 000: the general linear operator
   (``explode``, ``join_function``, ``temporal_filter``), and linear operators
   fused, when the graph is finalized, into the operator they read from: a
   chain of them becomes one, a map after a join becomes part of the join;
-- shared/seeds/004_667a8f168f533318.txt: hierarchical ``min``/``max``,
+- document 004: hierarchical ``min``/``max``,
   in-place NULL-aware ``count_total``/``sum_total``, ``threshold``,
   ``count_distinct``, and ``aggregate`` factoring several aggregates;
-- shared/seeds/003_8a1a68ac9bab78a7.txt: ``arrange()`` and shared
+- document 003: ``arrange()`` and shared
   arrangements, ``half_join``, the delta join ``join_many``,
   ``semijoin``/``antijoin``, and NULL-aware ``left_join``/``left_join_chain``;
 - 002's closing list: a work budget per ``step()``, frontiers sent as

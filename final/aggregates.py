@@ -1,6 +1,6 @@
 """Reductions built from smaller dataflows: in-place totals, hierarchical MIN/MAX, and SQL aggregates.
 
-Source: shared/seeds/004_667a8f168f533318.txt ("Grouping and reduction").
+Source: document 004 ("Grouping and reduction").
 Three ideas from it, each a function that builds a small dataflow out of the
 operators a stream already has:
 

@@ -1,6 +1,6 @@
 """Joins built from ``join``: semijoins, antijoins, and left outer joins as sums of inner joins.
 
-Source: shared/seeds/003_8a1a68ac9bab78a7.txt ("Computing and Maintaining
+Source: document 003 ("Computing and Maintaining
 Weird (Outer) Joins"). A left join is an inner join plus two more terms: the
 left records whose key the right side lacks, padded with ``None`` (SQL's
 NULL), and the left records whose key is ``None``, which never match

@@ -9,7 +9,7 @@ passes a version, ``compact`` moves it forward as far as no future version can
 tell (``advance_by``) and merges versions that land together: the index stays
 as small as the live data, yet with partially ordered versions it never merges
 two that a future version must tell apart.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v3: Versions and frontiers"
+Source: document 002, "v3: Versions and frontiers"
 and "v5/vFinal: Partially ordered versions" (compaction).
 Rust DD's nearest relative is an arrangement (a trace).
 """
@@ -266,7 +266,7 @@ def add_multiplicity(totals: dict[Value, Multiplicity], value: Value, multiplici
 class Arrangement:
     """A shared arrangement: one collection's differences, indexed by key, read by many operators.
 
-    Rust DD's arrangement (shared/seeds/003_8a1a68ac9bab78a7.txt, 'Shared
+    Rust DD's arrangement (document 003, 'Shared
     Arrangements'): ``stream.arrange()`` builds one, and every ``join`` that
     reads the arranged stream looks into it instead of indexing the stream
     again. The differences are kept as batches in the order they arrived.

@@ -7,7 +7,7 @@ the versions it has passed are finished. ``Operator`` owns reading,
 dispatching and frontiers (the output frontier follows from the meet of the
 input frontiers); a leaf operator says only what data becomes, and what to do
 when versions finish.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v2" to "v5/vFinal". Rust DD's
+Source: document 002, "v2" to "v5/vFinal". Rust DD's
 operators are timely dataflow operators; frontier messages stand in for
 timely's progress tracking.
 """

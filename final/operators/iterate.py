@@ -3,7 +3,7 @@
 ``iterate`` (graph.py) wires them: the input enters the loop at iteration 0
 and is retracted at iteration 1, the body's output comes back one iteration
 on, and leaves the loop with the iteration coordinate dropped.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v4: Multidimensional
+Source: document 002, "v4: Multidimensional
 versions" and the liveness section of "v5/vFinal".
 """
 

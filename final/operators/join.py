@@ -1,7 +1,7 @@
 """Joins: ``(key, (a, b))`` for records with matching keys, at the lattice join of their versions.
 
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v1" (the join expansion),
-"v3" and "v5/vFinal" (versions), and shared/seeds/003_8a1a68ac9bab78a7.txt.
+Source: document 002, "v1" (the join expansion),
+"v3" and "v5/vFinal" (versions), and document 003.
 """
 
 from __future__ import annotations

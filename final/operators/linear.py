@@ -3,8 +3,8 @@
 A linear operator satisfies ``f(a + b) == f(a) + f(b)``, so it can act on
 each update ``(record, version, multiplicity)`` alone and never waits for a
 version to finish.
-Source: shared/seeds/000_60294c000a3077be.txt ("Generalizing linear
-operators"), shared/seeds/002_74f1d5592741c2fb.txt, "v2".
+Source: document 000 ("Generalizing linear
+operators"), document 002, "v2".
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Reductions: operators that need all of a key's values at a finished version.
 
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v1" (reduce on touched keys),
+Source: document 002, "v1" (reduce on touched keys),
 "v3" (finished versions in order), "v5/vFinal" (the couch: corrections at
-joins of versions), and shared/seeds/004_667a8f168f533318.txt.
+joins of versions), and document 004.
 """
 
 from __future__ import annotations
