@@ -4,7 +4,7 @@ New since nothing: ``Collection`` and the verbs of differential dataflow
 (``concat negate map filter flat_map reduce count sum min max distinct
 consolidate join iterate``), computed from scratch on data that never changes.
 Every later stage must agree with this one; the tests use it as their oracle.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v0: Intro / What are we trying
+Source: document 002, "v0: Intro / What are we trying
 to compute?".
 """
 

@@ -4,7 +4,7 @@ New since v0: ``DifferenceSequence``, a list of difference collections
 ``[A0, A1 - A0, A2 - A1, ...]`` with the same operators as ``Collection``
 (except ``iterate``), and ``Index``, the key -> values map that lets ``join``
 and ``reduce`` work only on the keys a difference touches.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v1: Sequences of difference
+Source: document 002, "v1: Sequences of difference
 collections".
 """
 

@@ -5,7 +5,7 @@ lists can be the same collection: ``[('cat', 4), ('dog', 2)]`` and
 ``[('dog', 2), ('cat', 1), ('cat', 3), ('eel', 0)]`` hold the same records, so
 they compare equal. Negative multiplicities make the difference of any two
 collections a collection, which is what every later stage is built on.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v0: Intro / What are we trying
+Source: document 002, "v0: Intro / What are we trying
 to compute?". Rust DD calls a multiplicity a *diff*.
 
 Records handed to ``join`` and ``reduce`` (and the reductions built on it) must

@@ -1,7 +1,7 @@
 """Errors a user of the engine can cause, each one saying what to do about it.
 
 Every error subclasses ``DataflowError`` and the builtin it refines, so callers
-may catch either (shared/DESIGN.md, section 9). Messages name the operator, show
+may catch either (the README's section on errors). Messages name the operator, show
 the offending value and say how to fix the call.
 """
 

@@ -2,7 +2,7 @@
 
 A collection that is ``A0``, then ``A1``, then ``A2`` ... is stored as
 ``[A0, A1 - A0, A2 - A1, ...]``. Every operator ``f`` keeps the correctness
-guarantee of shared/seeds/002_74f1d5592741c2fb.txt ("v1: Sequences of
+guarantee of document 002 ("v1: Sequences of
 difference collections"):
 
     f(sequence)[i] == f(A_i) - f(A_{i-1})        (with A_{-1} empty)

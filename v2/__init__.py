@@ -6,7 +6,7 @@ operators are vertices that keep their state (indexes) between calls; edges are
 queues that fan each message out to every reader; ``graph.step()`` runs every
 operator once. ``DifferenceSequence`` is gone: a stream is its online form.
 Binary operators still pair their inputs' i-th differences, so they wait for both.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v2: Constructing dataflow graphs".
+Source: document 002, "v2: Constructing dataflow graphs".
 """
 
 from .collection import Collection

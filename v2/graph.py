@@ -4,7 +4,7 @@ The computation is built once, as a graph, and then fed: a user writes
 difference collections to input edges, calls ``graph.step()``, and reads what
 comes out. ``GraphBuilder`` and ``DifferenceStreamBuilder`` let the graph be
 written like the method chains of the earlier stages.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v2: Constructing dataflow
+Source: document 002, "v2: Constructing dataflow
 graphs". Rust DD builds on timely dataflow's graphs; a stream here is its
 ``Collection`` of a scope.
 """

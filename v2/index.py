@@ -4,7 +4,7 @@
 values of a key; scanning a flat list for them would cost time proportional to
 the whole collection. An index maps key -> list of ``(value, multiplicity)`` so
 both cost time proportional to the keys a difference touches.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v1: Sequences of difference
+Source: document 002, "v1: Sequences of difference
 collections". Rust DD's nearest relative is an arrangement.
 """
 

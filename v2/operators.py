@@ -5,7 +5,7 @@ corresponding differences of its output to its one output edge, keeping
 whatever state it needs (``join`` and ``reduce`` keep indexes) between calls.
 The base classes own the reading and writing; a leaf operator says only how a
 difference becomes an output difference.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v2: Constructing dataflow
+Source: document 002, "v2: Constructing dataflow
 graphs". Rust DD's operators are timely dataflow operators.
 """
 

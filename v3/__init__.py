@@ -7,7 +7,7 @@ finished. ``Index`` becomes multiversion and compacts the versions the frontier
 has passed; ``reduce`` and ``consolidate`` send a version only once it is
 finished, in version order; binary operators no longer wait for each other;
 ``reader.probe_frontier_less_than(version)`` tells whether a version is done.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v3: Versions and frontiers".
+Source: document 002, "v3: Versions and frontiers".
 """
 
 from .collection import Collection

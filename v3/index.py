@@ -8,7 +8,7 @@ not finished yet, and must not blur into versions that are. Once the frontier
 passes a version, nothing can tell it from the frontier any more, so
 ``compact`` moves it there (``advance_by``) and merges: the index stays as
 small as the live data.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v3: Versions and frontiers".
+Source: document 002, "v3: Versions and frontiers".
 Rust DD's nearest relative is an arrangement (a trace).
 """
 

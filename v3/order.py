@@ -7,7 +7,7 @@ versions may still change: every version ``v`` with ``frontier.less_equal(v)``.
 The methods use the lattice vocabulary later stages need (``less_equal``,
 ``join`` for the least upper bound, ``meet`` for the greatest lower bound),
 which for ints is just ``<=``, ``max`` and ``min``.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v3: Versions and frontiers".
+Source: document 002, "v3: Versions and frontiers".
 Rust DD calls a version a timestamp, or time.
 
 >>> Version(1).less_equal(Version(2)), Version(2).less_equal(Version(1))

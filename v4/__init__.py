@@ -10,7 +10,7 @@ that is not enough: a loop sees every earlier version's iterations as its
 past, so a retraction can leave stale results behind. This stage is right
 only for inputs that only grow; it reproduces document 002's wrong answer on
 purpose, and v5 fixes it.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v4: Multidimensional versions".
+Source: document 002, "v4: Multidimensional versions".
 """
 
 from .collection import Collection

@@ -9,7 +9,7 @@ and ``increment`` move versions into a loop, out of it, and around it. A
 version ``v`` with ``frontier.less_equal(v)``. The lattice vocabulary
 (``less_equal``, ``join`` for the least upper bound, ``meet`` for the
 greatest lower bound) is lexicographic ``<=``, ``max`` and ``min``.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v3: Versions and frontiers"
+Source: document 002, "v3: Versions and frontiers"
 and "v4: Multidimensional versions". Rust DD calls a version a timestamp, or
 time; its loop versions are ``Product`` timestamps, ordered as in v5, not as here.
 

@@ -9,8 +9,8 @@ inputs' versions; indexes compact with ``advance_by``; ``reduce`` corrects its
 output at joins of versions where its input changed (the ``(couch, -1)`` of
 document 002); and ``Feedback`` drops a frontier element once the loop has
 provably converged below it, so loops end. Retractions now come out right.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v5/vFinal: Partially ordered
-versions", and shared/seeds/001_462e131350b64955.txt.
+Source: document 002, "v5/vFinal: Partially ordered
+versions", and document 001.
 """
 
 from .collection import Collection

@@ -9,7 +9,7 @@ passes a version, ``compact`` moves it forward as far as no future version can
 tell (``advance_by``) and merges versions that land together: the index stays
 as small as the live data, yet with partially ordered versions it never merges
 two that a future version must tell apart.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v3: Versions and frontiers"
+Source: document 002, "v3: Versions and frontiers"
 and "v5/vFinal: Partially ordered versions" (compaction).
 Rust DD's nearest relative is an arrangement (a trace).
 """

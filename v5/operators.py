@@ -7,7 +7,7 @@ frontier: the sender's promise that versions before it are finished. The base
 class owns reading, dispatching and frontiers (an operator's output frontier is
 the meet of its input frontiers); a leaf operator says only what data becomes,
 and what to do when versions finish.
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v2: Constructing dataflow
+Source: document 002, "v2: Constructing dataflow
 graphs", "v3: Versions and frontiers" and "v4: Multidimensional versions"
 (ingress, feedback and egress, the operators ``iterate`` is made of). Rust
 DD's operators are timely dataflow operators; a frontier message stands in for

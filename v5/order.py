@@ -10,8 +10,8 @@ coordinate-wise min): the versions form a lattice. A frontier can no longer
 be one least version: it is an ``Antichain``, the minimal versions that may
 still change. Compaction moves a version forward only as far as every
 future version can still tell (``advance_by``).
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v5/vFinal: Partially ordered
-versions", and shared/seeds/001_462e131350b64955.txt (differences over a
+Source: document 002, "v5/vFinal: Partially ordered
+versions", and document 001 (differences over a
 partial order). Rust DD calls a version a timestamp, or time (``Product`` in
 loops), and ``advance_by`` is its name too.
 
