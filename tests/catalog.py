@@ -6,8 +6,8 @@ output the document gives (accumulated, at every input version), the text the
 document printed, and the passage it comes from. The tests assert every
 example on every stage that can run it; the tour prints them side by side;
 the notebooks show them. Later stages add their examples here.
-The documents are in ../shared/seeds/ and shared/DESIGN.md, section 6, lists
-what must be here.
+The documents are listed in the README's Sources section; ``source`` cites
+them by that short id ("document 002") and the passage.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from tests.harness import STAGES, Result, less_equal, run
 from tests.sql import accumulated, group_by_reference, sqlite_rows
 
-DOC_002 = "002_74f1d5592741c2fb.txt"
+DOC_002 = "document 002"
 
 
 @dataclass(frozen=True)
@@ -301,7 +301,7 @@ EXAMPLES += [
     ),
     Example(
         name="distinct_lengths",
-        source="001_462e131350b64955.txt, 'Trying it out!': the operator counting distinct strings of each length",
+        source="document 001, 'Trying it out!': the operator counting distinct strings of each length",
         program=distinct_lengths,
         inputs=[[("a", (0, 0), 1), ("b", (0, 0), 3), ("cc", (0, 0), 2),
                  ("a", (0, 1), -1), ("b", (0, 1), -3),
@@ -329,7 +329,7 @@ EXAMPLES += [
     ),
     Example(
         name="fraud_propagation",
-        source="001_462e131350b64955.txt, 'Limitations': risk spreads from a fraudster along transactions; "
+        source="document 001, 'Limitations': risk spreads from a fraudster along transactions; "
         "correcting the fraud data must un-label everyone it reached",
         program=reachable,
         inputs=[
@@ -358,7 +358,7 @@ EXAMPLES += [
 
 # -- 000 -----------------------------------------------------------------------
 
-DOC_000 = "000_60294c000a3077be.txt"
+DOC_000 = "document 000"
 
 
 def name_lengths(names: Any) -> Any:
@@ -469,7 +469,7 @@ EXAMPLES += [
 
 # -- 004 -----------------------------------------------------------------------
 
-DOC_004 = "004_667a8f168f533318.txt"
+DOC_004 = "document 004"
 TRIP_AGGREGATES = {
     "min_fare": ("min", lambda trip: trip[1]),
     "max_fare": ("max", lambda trip: trip[1]),
@@ -519,7 +519,7 @@ EXAMPLES += [
 
 # -- 003 -----------------------------------------------------------------------
 
-DOC_003 = "003_8a1a68ac9bab78a7.txt"
+DOC_003 = "document 003"
 
 def enrich(facts, users, addrs, agent):
     """003's facts enriched with users, addresses and sales agents, by a chain of LEFT JOINs."""

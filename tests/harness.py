@@ -2,7 +2,7 @@
 
 The stages expose three different APIs (static collections in v0, difference
 sequences in v1, dataflow graphs from v2 on); this module adapts each to the
-same contract (shared/DESIGN.md, section 4):
+same contract:
 
 - ``program`` takes one collection-like per input and returns one, using only
   operator methods, so the same function runs on every stage;

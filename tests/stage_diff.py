@@ -1,6 +1,6 @@
 """Print how much each stage changes from the one before: ``python -m tests.stage_diff [--full]``.
 
-shared/STYLE.md asks that ``diff -r vN vN+1`` read as the new concept and
+The README promises that ``diff -r vN vN+1`` reads as the new concept and
 nothing else; this lists, per consecutive pair, the lines added and removed in
 each file (``--full`` prints the unified diffs too), so a reviewer sees at a
 glance where a stage's change went.

@@ -1,6 +1,6 @@
 """final's engine qualities: bounded work per step, progress reports, and quiet graphs.
 
-Source: shared/seeds/002_74f1d5592741c2fb.txt's closing list ('Operators are
+Source: document 002's closing list ('Operators are
 more careful to yield in a bounded amount of time').
 """
 

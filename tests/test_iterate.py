@@ -1,8 +1,8 @@
 """Loops: v5 (and later) equal v0 from scratch on random histories; loops converge, end, and go quiet.
 
-Sources: shared/seeds/002_74f1d5592741c2fb.txt, "v4: Multidimensional
+Sources: document 002, "v4: Multidimensional
 versions", "v5/vFinal: Partially ordered versions" (the (version, iteration)
-table, liveness) and shared/seeds/001_462e131350b64955.txt (the fraud example).
+table, liveness) and document 001 (the fraud example).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """final's joins beyond ``join`` (003) against from-scratch: Python for semi/antijoins, sqlite3 for LEFT JOINs.
 
-Source: shared/seeds/003_8a1a68ac9bab78a7.txt. NULL is ``None``: a NULL key
+Source: document 003. NULL is ``None``: a NULL key
 never matches, and a left record without a match comes out padded with ``None``.
 """
 

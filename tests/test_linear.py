@@ -1,6 +1,6 @@
 """final's generalised linear operators (000) against from-scratch references, and their fusion.
 
-Source: shared/seeds/000_60294c000a3077be.txt. ``join_function(logic)`` is the
+Source: document 000. ``join_function(logic)`` is the
 join of the input with the collection ``logic`` describes: at version ``t`` it
 holds ``value`` with multiplicity ``m * d`` for every input update ``(record,
 s, m)`` and ``(value, s2, d)`` in ``logic(record)`` with ``s <= t`` and

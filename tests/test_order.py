@@ -1,6 +1,6 @@
 """Versions, lattices and antichains (v5 on), against document 002's examples and the lattice laws.
 
-Source: shared/seeds/002_74f1d5592741c2fb.txt, "v5/vFinal: Partially ordered
+Source: document 002, "v5/vFinal: Partially ordered
 versions" (the antichain figure, closing (0, 0), upper sets), and compaction's
 contract: ``advance_by`` never changes how a version compares with any version
 the frontier still allows.

@@ -1,6 +1,6 @@
 """final's reductions (004) against from-scratch: v0 where it has the operator, sqlite3 for SQL shapes.
 
-Source: shared/seeds/004_667a8f168f533318.txt. Hierarchical ``min``/``max``
+Source: document 004. Hierarchical ``min``/``max``
 must equal the naive ones on any data (the shared property suite already runs
 ``final`` through every operator; these add large groups, where the
 hierarchy has several levels). The in-place totals equal v0's reductions on

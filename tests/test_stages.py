@@ -1,4 +1,4 @@
-"""The stage packages are self-contained and read as a ladder (shared/STYLE.md).
+"""The stage packages are self-contained and read as a ladder (the README's "The stages").
 
 - no stage imports another (relative imports only), so ``import v2, v3`` never mixes them;
 - a file keeps its name from the stage that introduces it on (v1's sequence.py alone is retired);
