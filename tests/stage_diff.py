@@ -15,9 +15,14 @@ from itertools import pairwise
 from tests.harness import PRESENT_STAGES, ROOT
 
 
+def python_files(stage: str) -> set[str]:
+    """The stage's .py files, as paths relative to its folder, subpackages included (final/operators/)."""
+    return {path.relative_to(ROOT / stage).as_posix() for path in (ROOT / stage).rglob("*.py")}
+
+
 def file_changes(before: str, after: str) -> list[tuple[str, int, int, list[str]]]:
     """``(file name, lines added, lines removed, unified diff)`` for each .py file that differs."""
-    names = sorted({p.name for p in (ROOT / before).glob("*.py")} | {p.name for p in (ROOT / after).glob("*.py")})
+    names = sorted(python_files(before) | python_files(after))
     changes = []
     for name in names:
         old, new = ROOT / before / name, ROOT / after / name
@@ -40,8 +45,10 @@ def main() -> None:
         total_added = sum(added for _, added, _, _ in changes)
         total_removed = sum(removed for _, _, removed, _ in changes)
         print(f"{before} -> {after}: +{total_added} -{total_removed}")
+        # 16 fits every top-level name; a subpackage's paths widen the column.
+        width = max([16, *(len(name) for name, _, _, _ in changes)])
         for name, added, removed, diff in changes:
-            print(f"    {name:<16} +{added:<4} -{removed}")
+            print(f"    {name:<{width}} +{added:<4} -{removed}")
             if args.full:
                 print("\n".join(diff))
 
