@@ -46,11 +46,17 @@ class Example:
     """The document's debug lines for a stage (and the stages after it that share them), in order:
     ``(version, difference)`` as each message left the program."""
     documented: dict[str, dict[Any, dict[Hashable, int]]] = field(default_factory=dict)
-    """A stage whose documented output is not ``expected`` (v4's wrong answers), with that output."""
+    """A stage whose documented output is not ``expected`` (v4's wrong answers), with that output.
+    Invariant: every such stage is in ``limitations``."""
     limitations: dict[str, str] = field(default_factory=dict)
     """Stages known to get this example wrong, each with why: their output differs from from-scratch."""
     reference: Callable[[list, tuple | None], dict] | None = None
     """For operators v0 lacks (final's): computes the from-scratch answer from ``inputs`` and ``at``."""
+
+    def __post_init__(self) -> None:
+        unexplained = set(self.documented) - set(self.limitations)
+        if unexplained:
+            raise ValueError(f"{self.name}: documented output for {sorted(unexplained)} but no limitation says why")
 
     def from_scratch(self) -> dict[Any, dict[Hashable, int]]:
         """The answer recomputed from scratch at every version: v0 running the program, or ``reference``."""
@@ -615,12 +621,69 @@ EXAMPLES += [
 BY_NAME = {example.name: example for example in EXAMPLES}
 
 
-def check_stage(stage: str) -> list[str]:
-    """Run every example on ``stage`` against the documents and from-scratch; one line of outcome each.
+@dataclass(frozen=True)
+class Verdict:
+    """A stage's output for one example, judged against the document and against from-scratch.
 
-    Raises AssertionError on the first disagreement. A stage listed in an
-    example's ``limitations`` must be wrong as the document says: its
-    documented output where one is printed, and different from from-scratch.
+    A stage the example lists in ``limitations`` passes by being wrong as the
+    document says: its documented output, where the document prints one, and
+    not the from-scratch answer. Any other stage passes by giving ``expected``,
+    which must also be the from-scratch answer.
+    """
+
+    document_ok: bool
+    """The output is what the document says the stage outputs (true when it prints nothing for a limited stage)."""
+    scratch_ok: bool
+    """The output is the answer recomputed from scratch, at every version."""
+    limitation: str | None
+    """Why the document says the stage gets this example wrong, or None."""
+    failures: tuple[str, ...]
+    """What disagreed, one sentence each. Invariant: empty exactly when the stage passes."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def summary(self) -> str:
+        """The verdict in a few words, as the tour prints it."""
+        if self.limitation is not None:
+            return "wrong, as the document says (known limitation)" if self.ok else "NOT the documented behaviour"
+        document = "matches the document" if self.document_ok else "DIFFERS from the document"
+        scratch = "matches from-scratch" if self.scratch_ok else "DIFFERS from from-scratch"
+        return f"{document}, {scratch}"
+
+
+def judge(example: Example, stage: str, result: Result, from_scratch: Result | None = None) -> Verdict:
+    """Judge ``result``, ``stage``'s output for ``example``; ``from_scratch`` is computed when not given.
+
+    The one place that decides whether a stage's output for an example is right:
+    the tests, ``check_stage`` (the notebooks) and the tour all ask it.
+    """
+    if from_scratch is None:
+        from_scratch = example.from_scratch()
+    limitation = example.limitations.get(stage)
+    scratch_ok = result == from_scratch
+    failures = []
+    if limitation is not None:
+        documented = example.documented.get(stage)
+        document_ok = documented is None or result == documented
+        if not document_ok:
+            failures.append(f"{example.name} on {stage}: {result} is not the documented output {documented}")
+        if scratch_ok:
+            failures.append(f"{example.name} was documented as wrong on {stage}, but is right")
+    else:
+        document_ok = result == example.expected
+        if not document_ok:
+            failures.append(f"{example.name} on {stage}: {result} != the document's {example.expected}")
+        if not scratch_ok:
+            failures.append(f"{example.name} on {stage}: {result} differs from from-scratch {from_scratch}")
+    return Verdict(document_ok, scratch_ok, limitation, tuple(failures))
+
+
+def check_stage(stage: str) -> list[str]:
+    """Run every example on ``stage`` and ``judge`` it; one line of outcome each.
+
+    Raises AssertionError on the first example the stage gets wrong (see ``Verdict``).
     """
     lines = []
     for example in EXAMPLES:
@@ -632,15 +695,9 @@ def check_stage(stage: str) -> list[str]:
         except NotImplementedError as missing:
             lines.append(f"skipped {example.name}: {missing}")
             continue
-        from_scratch = example.from_scratch()
-        if stage in example.limitations:
-            if stage in example.documented:
-                assert result == example.documented[stage], f"{example.name}: {result} is not the documented output"
-            assert result != from_scratch, f"{example.name} was documented as wrong on {stage}, but is right"
-            lines.append(f"limited {example.name}: {example.limitations[stage]}")
-        else:
-            assert result == example.expected, f"{example.name}: {result} != {example.expected}"
-            assert result == from_scratch, f"{example.name} differs from v0 from scratch"
-            lines.append(f"ok      {example.name}")
+        verdict = judge(example, stage, result)
+        assert verdict.ok, "; ".join(verdict.failures)
+        outcome = f"limited {example.name}: {verdict.limitation}" if verdict.limitation else f"ok      {example.name}"
+        lines.append(outcome)
     assert any(line.startswith(("ok", "limited")) for line in lines), f"no catalog example ran on {stage}"
     return lines

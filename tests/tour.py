@@ -16,7 +16,7 @@ import argparse
 import sys
 import textwrap
 
-from tests.catalog import EXAMPLES, Example
+from tests.catalog import EXAMPLES, Example, judge
 from tests.harness import PRESENT_STAGES, STAGES, Result, run, run_messages
 
 WIDTH = 100
@@ -52,25 +52,14 @@ def tour_example(example: Example) -> list[str]:
         except NotImplementedError as missing:
             print(f"  {stage:>5}  cannot run it: {missing}")
             continue
-        document_ok = result == example.expected_on(stage)
-        scratch_ok = result == from_scratch
-        limitation = example.limitations.get(stage)
-        if limitation:
-            # The document says this stage is wrong here; being wrong (as documented) is the expected outcome.
-            ok = not scratch_ok and (stage not in example.documented or document_ok)
-            verdict = "wrong, as the document says (known limitation)" if ok else "NOT the documented behaviour"
-        else:
-            ok = document_ok and scratch_ok
-            verdict = ("matches the document" if document_ok else "DIFFERS from the document") + ", " + (
-                "matches from-scratch" if scratch_ok else "DIFFERS from from-scratch"
-            )
+        verdict = judge(example, stage, result, from_scratch)
         count = f"{len(result)} version{'s' if len(result) != 1 else ''}"
-        print(f"  {stage:>5}  {show(result.get(last, {}))}   [{count}: {verdict}]")
-        if limitation:
-            print(textwrap.indent(textwrap.fill(f"why: {limitation}", WIDTH - 9), " " * 9))
-        if not ok:
+        print(f"  {stage:>5}  {show(result.get(last, {}))}   [{count}: {verdict.summary()}]")
+        if verdict.limitation:
+            print(textwrap.indent(textwrap.fill(f"why: {verdict.limitation}", WIDTH - 9), " " * 9))
+        if not verdict.ok:
             failures.append(stage)
-        if not ok or limitation:
+        if not verdict.ok or verdict.limitation:
             for version in example.expected:
                 if result.get(version) != example.expected[version]:
                     print(f"         at version {version}: got {show(result.get(version, {}))}, "
