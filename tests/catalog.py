@@ -28,7 +28,7 @@ class Example:
 
     name: str
     source: str
-    """The document's file name and the passage the example is in."""
+    """The document's short id and the passage the example is in."""
     program: Callable[..., Any]
     inputs: list[list[tuple[Hashable, Any, int]]]
     expected: dict[Any, dict[Hashable, int]]
