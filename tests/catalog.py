@@ -12,12 +12,12 @@ them by that short id ("document 002") and the passage.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tests.harness import STAGES, Result, less_equal, run
-from tests.sql import accumulated, group_by_reference, sqlite_rows
+from tests.sql import enrichment_reference, group_by_reference
 
 DOC_002 = "document 002"
 
@@ -536,32 +536,6 @@ def enrich(facts, users, addrs, agent):
     ])
 
 
-ENRICH_SQL = (
-    "SELECT f.id, f.user_id, u.id, u.addr_id, a.id, a.zipcode, g.zipcode, g.name FROM facts f "
-    "LEFT JOIN users u ON f.user_id = u.id LEFT JOIN addrs a ON u.addr_id = a.id "
-    "LEFT JOIN agent g ON a.zipcode = g.zipcode"
-)
-
-
-def enrich_reference(histories: list, versions_: Sequence | None) -> dict:
-    """The enrichment from scratch: sqlite3 runs ENRICH_SQL at every version, NULL columns become None."""
-    versions_ = versions_ if versions_ is not None else sorted({v for h in histories for _, v, _ in h})
-    names = {"facts": ["id", "user_id"], "users": ["id", "addr_id"], "addrs": ["id", "zipcode"],
-             "agent": ["zipcode", "name"]}
-    expected = {}
-    for version in versions_:
-        tables = {name: (columns, accumulated(history, version))
-                  for (name, columns), history in zip(names.items(), histories, strict=True)}
-        rows = sqlite_rows(tables, ENRICH_SQL)
-        expected[version] = {
-            ((f, fu), (u, ua) if u is not None else None, (a, az) if a is not None else None,
-             (g, gn) if g is not None else None): count
-            for (f, fu, u, ua, a, az, g, gn), count in rows.items()
-        }
-    return expected
-
-
-
 def three_hops(query: Any, links: Any, arranged: bool = True) -> Any:
     """003's identifiers three steps from each query, joining ``links`` three times (arranged once)."""
     links = links.arrange() if arranged else links
@@ -614,7 +588,7 @@ EXAMPLES += [
         printed="(003 gives the SQL and the plan, not a result; these rows exercise each term: matches, "
         "absent keys, a NULL user_id, a NULL addr_id)",
         since="final",
-        reference=enrich_reference,
+        reference=enrichment_reference("LEFT JOIN"),
     ),
 ]
 

@@ -5,6 +5,8 @@ to be the large one, once the Spark pipeline exists).
 accumulated multiplicity is positive (a row with multiplicity 2 is inserted
 twice), runs a GROUP BY query, and returns the result in the shape
 ``final``'s ``aggregate`` produces: ``{(key, ((name, value), ...)): 1}``.
+``enrichment_reference`` does the same for document 003's four tables joined
+in a chain, as LEFT JOINs or inner joins.
 """
 
 from __future__ import annotations
@@ -47,6 +49,48 @@ def group_by_reference(
         }
 
     return reference
+
+
+ENRICHMENT_TABLES = {
+    "facts": ["id", "user_id"],
+    "users": ["id", "addr_id"],
+    "addrs": ["id", "zipcode"],
+    "agent": ["zipcode", "name"],
+}
+"""Document 003's enrichment: each fact's user, the user's address, and the sales agent for its zipcode.
+Inputs come in this order, one history each, a record being a row of the table's columns."""
+
+
+def enrichment_reference(join: str) -> Callable[[list, Sequence | None], Result]:
+    """A from-scratch reference for the enrichment chained with ``join`` ("LEFT JOIN" or "JOIN").
+
+    At every version sqlite3 runs the query on the accumulated tables. An output
+    record is ``(fact, user, addr, agent)``, each the table's row, or None where a
+    LEFT JOIN found no match (a matched row's key is never NULL: NULL matches nothing).
+    """
+    query = (
+        "SELECT f.id, f.user_id, u.id, u.addr_id, a.id, a.zipcode, g.zipcode, g.name FROM facts f "
+        f"{join} users u ON f.user_id = u.id {join} addrs a ON u.addr_id = a.id {join} agent g ON a.zipcode = g.zipcode"
+    )
+
+    def reference(histories: list, at: Sequence | None) -> Result:
+        versions = at if at is not None else sorted({version for history in histories for _, version, _ in history})
+        result = {}
+        for version in versions:
+            tables = {
+                name: (columns, accumulated(history, version))
+                for (name, columns), history in zip(ENRICHMENT_TABLES.items(), histories, strict=True)
+            }
+            result[version] = {_enriched(values): count for values, count in sqlite_rows(tables, query).items()}
+        return result
+
+    return reference
+
+
+def _enriched(values: tuple) -> tuple:
+    """A query row as ``(fact, user, addr, agent)``; a joined table's part is None where it matched nothing."""
+    fact, *joined = zip(values[::2], values[1::2], strict=True)
+    return (fact, *(None if row[0] is None else row for row in joined))
 
 
 def accumulated(history: list, version: Any) -> Counter:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.catalog import enrich, enrich_reference
+from tests.catalog import enrich
 from tests.harness import join_closure, less_equal, run
-from tests.sql import accumulated, sqlite_rows
+from tests.sql import accumulated, enrichment_reference, sqlite_rows
 from tests.strategies import table
 
 keys = st.one_of(st.none(), st.integers(0, 3))
@@ -63,7 +63,7 @@ def test_multiway_left_join_equals_sql(stage: str, tables: list) -> None:
     """003's enrichment as a multi-way LEFT JOIN, with missing keys and NULL keys, equals SQL at every version."""
     histories = tables
     versions_ = all_versions(*histories)
-    assert run(stage, enrich, histories, versions_) == enrich_reference(histories, versions_)
+    assert run(stage, enrich, histories, versions_) == enrichment_reference("LEFT JOIN")(histories, versions_)
 
 
 def enrich_binary(facts, users, addrs, agent):
@@ -92,28 +92,13 @@ def enrich_delta(facts, users, addrs, agent):
     )
 
 
-INNER_SQL = (
-    "SELECT f.id, f.user_id, u.id, u.addr_id, a.id, a.zipcode, g.zipcode, g.name FROM facts f "
-    "JOIN users u ON f.user_id = u.id JOIN addrs a ON u.addr_id = a.id JOIN agent g ON a.zipcode = g.zipcode"
-)
-
-
 @pytest.mark.since("final")
 @given(tables=enrichment_tables)
 def test_delta_join_equals_binary_joins_and_sql(stage: str, tables: list) -> None:
     """003: the enrichment as binary joins and as a delta join, both equal to SQL's inner join."""
     histories = tables
     versions_ = all_versions(*histories)
-    columns = {"facts": ["id", "user_id"], "users": ["id", "addr_id"], "addrs": ["id", "zipcode"],
-               "agent": ["zipcode", "name"]}
-    expected = {}
-    for version in versions_:
-        tables = {name: (cols, accumulated(history, version))
-                  for (name, cols), history in zip(columns.items(), histories, strict=True)}
-        expected[version] = {
-            ((f, fu), (u, ua), (a, az), (g, gn)): count
-            for (f, fu, u, ua, a, az, g, gn), count in sqlite_rows(tables, INNER_SQL).items()
-        }
+    expected = enrichment_reference("JOIN")(histories, versions_)
     assert run(stage, enrich_delta, histories, versions_) == expected
     assert run(stage, enrich_binary, histories, versions_) == expected
 
