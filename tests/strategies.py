@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from tests.harness import less_equal
+
 keys = st.integers(0, 2)
 values = st.integers(0, 3)
 records = st.tuples(keys, values)
@@ -17,18 +19,23 @@ histories = st.lists(updates, max_size=12)
 
 
 @st.composite
-def insert_then_retract(draw: st.DrawFn) -> list:
-    """Records inserted at one version and some retracted at a later one, in version order.
+def insert_then_retract(
+    draw: st.DrawFn, records: st.SearchStrategy = records, versions: st.SearchStrategy = versions
+) -> list:
+    """Records inserted at one version and some retracted at the same or a later one, in any order.
 
     Unlike ``histories``, accumulated multiplicities stay non-negative: the
     shape of real data, where a retraction removes something that was there.
+    ``versions`` may draw ints or tuples: a retraction's version is drawn from
+    it and kept where the harness's ``less_equal`` puts it at or after the insertion.
     """
-    inserted = draw(st.lists(st.tuples(records, versions), max_size=10))
-    history = [(record, version, 1) for record, version in inserted]
-    for record, version in inserted:
-        if draw(st.booleans()):
-            history.append((record, draw(st.integers(version, 5)), -1))
-    return sorted(history, key=lambda update: update[1])
+    history = []
+    for record, version in draw(st.lists(st.tuples(records, versions), max_size=10)):
+        history.append((record, version, 1))
+        later = draw(st.one_of(st.none(), versions))
+        if later is not None and less_equal(version, later):
+            history.append((record, later, -1))
+    return draw(st.permutations(history))
 
 
 any_history = st.one_of(histories, insert_then_retract())

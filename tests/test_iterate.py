@@ -13,32 +13,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.harness import build_graph, join_closure, run, run_messages, run_or_skip, stage_module
+from tests.harness import build_graph, join_closure, less_equal, run, run_messages, run_or_skip, stage_module
 from tests.programs import ITERATIVE, connected_components, doubling_to_fifty, reachability
+from tests.strategies import insert_then_retract
 
 nodes = st.integers(0, 5)
 int_versions = st.integers(0, 3)
 tuple_versions = st.tuples(st.integers(0, 2), st.integers(0, 2))
-
-
-def insert_then_retract(records: st.SearchStrategy, versions: st.SearchStrategy) -> st.SearchStrategy:
-    """Histories whose accumulations never go negative: records inserted, some later retracted, in any order."""
-
-    @st.composite
-    def history(draw: st.DrawFn) -> list:
-        updates = []
-        for record, version in draw(st.lists(st.tuples(records, versions), max_size=8)):
-            updates.append((record, version, 1))
-            later = draw(st.one_of(st.none(), versions))
-            if later is not None and _less_equal(version, later) and later != version:
-                updates.append((record, later, -1))
-        return draw(st.permutations(updates))
-
-    return history()
-
-
-def _less_equal(a, b) -> bool:
-    return a <= b if isinstance(a, int) else all(x <= y for x, y in zip(a, b, strict=True))
 
 
 edges_over = {
@@ -53,7 +34,7 @@ def roots_over(draw: st.DrawFn, versions: st.SearchStrategy) -> list:
     zero = draw(versions)
     history = [(0, zero, 1)]
     removed = draw(st.one_of(st.none(), versions))
-    if removed is not None and _less_equal(zero, removed) and removed != zero:
+    if removed is not None and less_equal(zero, removed) and removed != zero:
         history.append((0, removed, -1))
     return history + draw(insert_then_retract(nodes, versions))
 
