@@ -28,8 +28,10 @@ Everything v5 computes, final computes the same: it runs the whole shared suite.
 
 from .collection import Collection
 from .errors import (
+    BrokenGraphError,
     DataflowError,
     FrontierError,
+    FunctionError,
     GraphError,
     IterationError,
     RecordError,
@@ -45,12 +47,14 @@ from .graph import (
 )
 from .operators import DataMessage, FrontierMessage
 from .order import Antichain, Version
+from .sessions import InputSession, Output
 from .trace import Arrangement, Index
 
 __all__ = [
     "Arrangement",
     "Antichain",
     "ArrangedStream",
+    "BrokenGraphError",
     "Collection",
     "DataMessage",
     "DataflowError",
@@ -59,11 +63,14 @@ __all__ = [
     "DifferenceStreamWriter",
     "FrontierError",
     "FrontierMessage",
+    "FunctionError",
     "Graph",
     "GraphBuilder",
     "GraphError",
     "Index",
+    "InputSession",
     "IterationError",
+    "Output",
     "RecordError",
     "Version",
     "VersionError",

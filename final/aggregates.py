@@ -27,8 +27,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from .collection import Values
-from .errors import RecordError
+from .collection import Values, key_value
+from .errors import GraphError, RecordError
 
 if TYPE_CHECKING:
     from .graph import DifferenceStreamBuilder
@@ -53,9 +53,13 @@ def threshold(stream: DifferenceStreamBuilder, f: Callable[[int], int]) -> Diffe
     def apply(values: Values) -> Values:
         ((_, multiplicity),) = values
         result = f(multiplicity)
+        if type(result) is not int:
+            raise RecordError(
+                f"threshold's function must return an int multiplicity, but returned {result!r} for {multiplicity}"
+            )
         return [((), result)] if result else []
 
-    return stream.map(lambda record: (record, ())).reduce(apply).map(lambda pair: pair[0])
+    return stream.map(lambda record: (record, ()))._reduce(apply, "threshold").map(lambda pair: pair[0])
 
 
 def count_total(stream: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
@@ -64,8 +68,8 @@ def count_total(stream: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
     Like SQL's ``COUNT(*) GROUP BY key``: a key whose rows cancel out has no
     output. Equal to ``count()`` whenever multiplicities are not negative.
     """
-    rows = stream.explode(lambda record: [((_key_of(record, "count_total"), _ROWS), 1)])
-    return _totals(rows, lambda totals: totals.get(_ROWS, 0) or None)
+    rows = stream.explode(lambda record: [((key_value(record, "count_total")[0], _ROWS), 1)])
+    return _totals(rows, lambda totals: totals.get(_ROWS, 0) or None, "count_total")
 
 
 def sum_total(stream: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
@@ -80,7 +84,7 @@ def sum_total(stream: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
     """
 
     def parts(record: Any) -> list:
-        key, value = _key_of(record, "sum_total"), record[1]
+        key, value = key_value(record, "sum_total")
         if value is None:
             return [((key, _ROWS), 1)]
         if isinstance(value, bool) or not isinstance(value, EXACT_NUMBERS):
@@ -95,7 +99,7 @@ def sum_total(stream: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
             return None
         return totals.get(_SUM, 0) if totals.get(_NON_NULL) else _NULL
 
-    return _totals(stream.explode(parts), result)
+    return _totals(stream.explode(parts), result, "sum_total")
 
 
 class _Null:
@@ -105,7 +109,7 @@ class _Null:
 _NULL = _Null()
 
 
-def _totals(parts: DifferenceStreamBuilder, result: Callable[[dict], Any]) -> DifferenceStreamBuilder:
+def _totals(parts: DifferenceStreamBuilder, result: Callable[[dict], Any], name: str) -> DifferenceStreamBuilder:
     """Reduce ``(key, part)`` records, whose multiplicity is that part's total, to ``(key, result)``.
 
     ``result`` returns None for no output, ``_NULL`` for a NULL output.
@@ -118,7 +122,7 @@ def _totals(parts: DifferenceStreamBuilder, result: Callable[[dict], Any]) -> Di
             return []
         return [(None if value is _NULL else value, 1)]
 
-    return parts.reduce(reduce_totals)
+    return parts._reduce(reduce_totals, name)
 
 
 def hierarchical(
@@ -133,15 +137,26 @@ def hierarchical(
     result of the whole (``min``, ``max``).
     """
     mask = (1 << HASH_BITS) - 1
-    buckets = stream.map(lambda record: ((_key_of(record, name), hash(record[1]) & mask), record[1]))
+    buckets = stream.map(lambda record: ((key_value(record, name)[0], hash(record[1]) & mask), record[1]))
     for _ in range(HASH_BITS // BITS_PER_ROUND - 1):
-        buckets = buckets.reduce(reduction).map(lambda pair: ((pair[0][0], pair[0][1] >> BITS_PER_ROUND), pair[1]))
-    return buckets.reduce(reduction).map(lambda pair: (pair[0][0], pair[1])).reduce(reduction)
+        rounded = buckets._reduce(reduction, name)
+        buckets = rounded.map(lambda pair: ((pair[0][0], pair[0][1] >> BITS_PER_ROUND), pair[1]))
+    return buckets._reduce(reduction, name).map(lambda pair: (pair[0][0], pair[1]))._reduce(reduction, name)
 
 
 def count_distinct(stream: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
-    """``(key, COUNT(DISTINCT value))``: a ``distinct`` in front of an in-place count (004, 'Distinctness')."""
-    return count_total(stream.distinct())
+    """``(key, COUNT(DISTINCT value))``: a ``distinct`` in front of an in-place count (004, 'Distinctness').
+
+    As in SQL, NULL (``None``) is not a value: a key whose values are all
+    NULL counts 0, and a key with no rows has no output.
+    """
+
+    def parts(record: Any) -> list:
+        key, value = record
+        return [((key, _ROWS), 1)] if value is None else [((key, _ROWS), 1), ((key, _NON_NULL), 1)]
+
+    distinct = stream.distinct().explode(parts)
+    return _totals(distinct, lambda totals: totals.get(_NON_NULL, 0) if totals.get(_ROWS) else None, "count_distinct")
 
 
 AGGREGATES = ("count", "count_distinct", "sum", "min", "max")
@@ -162,11 +177,18 @@ def aggregate(
     ``None`` (``0`` for the counts). The key may itself be ``None``: NULL is a group.
 
     Raises:
-        ValueError: a kind is not one of ``AGGREGATES``.
+        GraphError: ``aggregates`` is not such a mapping, or a kind is not one of ``AGGREGATES``.
     """
+    if not callable(key) or not isinstance(aggregates, Mapping) or not all(
+        isinstance(spec, tuple) and len(spec) == 2 and callable(spec[1]) for spec in aggregates.values()
+    ):
+        raise GraphError(
+            f"aggregate takes a key function and a dict of name -> (kind, value function), not {key!r} and "
+            f"{aggregates!r}; e.g. aggregate(lambda r: r[0], {{'lowest': ('min', lambda r: r[1])}})"
+        )
     unknown = {kind for kind, _ in aggregates.values()} - set(AGGREGATES)
     if unknown:
-        raise ValueError(f"aggregate kinds {sorted(unknown)} are not known; use some of {', '.join(AGGREGATES)}")
+        raise GraphError(f"aggregate kinds {sorted(unknown)} are not known; use some of {', '.join(AGGREGATES)}")
     parts = [count_total(stream.map(lambda record: (key(record), ()))).map(lambda pair: (pair[0], (None, pair[1])))]
     for name, (kind, value_of) in sorted(aggregates.items()):
         values = stream.map(lambda record, value_of=value_of: (key(record), value_of(record)))
@@ -191,12 +213,4 @@ def aggregate(
             return []
         return [(tuple((name, found.get(name, default)) for name, default in sorted(defaults.items())), 1)]
 
-    return combined.reduce(assemble)
-
-
-def _key_of(record: Any, operator: str) -> Any:
-    if type(record) is not tuple or len(record) != 2:
-        raise RecordError(
-            f"{operator} needs (key, value) pairs, but got the record {record!r}; map each record to a pair first"
-        )
-    return record[0]
+    return combined._reduce(assemble, "aggregate")

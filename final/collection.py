@@ -61,10 +61,16 @@ class Collection:
         """Copy and check ``updates``, a list of ``(record, multiplicity)`` pairs.
 
         Raises:
-            RecordError: an update is not a pair, its multiplicity is not an
-                int, or its record is not hashable.
+            RecordError: ``updates`` cannot be iterated, an update is not a
+                pair, its multiplicity is not an int, or its record is not hashable.
         """
-        updates = list(updates)
+        try:
+            updates = list(updates)
+        except TypeError:
+            raise RecordError(
+                f"a collection is built from a list of (record, multiplicity) pairs, not {updates!r}; "
+                f"write Collection([(record, 1), ...])"
+            ) from None
         if not _well_formed(updates):
             updates = [_checked_update(update) for update in updates]  # finds the first bad one and says why
         self._updates: list[Update] = updates
@@ -226,20 +232,56 @@ def count_values(values: Values) -> Values:
 
 
 def sum_values(values: Values) -> Values:
-    """The sum of each value times its multiplicity."""
-    return [(sum(value * multiplicity for value, multiplicity in values), 1)]
+    """The sum of each value times its multiplicity.
+
+    Raises:
+        RecordError: a value is not a number (None, SQL's NULL, included).
+    """
+    try:
+        return [(sum(value * multiplicity for value, multiplicity in values), 1)]
+    except TypeError:
+        raise RecordError(
+            f"sum adds numbers, but the values {_sample([value for value, _ in values])} do not add up; filter "
+            f"out None (SQL's NULL) first, or use sum_total(), which skips NULLs as SQL does"
+        ) from None
 
 
 def min_values(values: Values) -> Values:
-    """The least value with positive multiplicity, if there is one."""
+    """The least value with positive multiplicity, if there is one.
+
+    Raises:
+        RecordError: two values do not compare (None, SQL's NULL, and a number, say).
+    """
     present = [value for value, multiplicity in values if multiplicity > 0]
-    return [(min(present), 1)] if present else []
+    return [(_compared(min, present, "min"), 1)] if present else []
 
 
 def max_values(values: Values) -> Values:
-    """The greatest value with positive multiplicity, if there is one."""
+    """The greatest value with positive multiplicity, if there is one.
+
+    Raises:
+        RecordError: two values do not compare (None, SQL's NULL, and a number, say).
+    """
     present = [value for value, multiplicity in values if multiplicity > 0]
-    return [(max(present), 1)] if present else []
+    return [(_compared(max, present, "max"), 1)] if present else []
+
+
+def _compared(pick: Callable[[list], Value], values: list, operator: str) -> Value:
+    try:
+        return pick(values)
+    except TypeError:
+        raise RecordError(
+            f"{operator} compares a key's values, but {_sample(values)} do not compare with each other; filter "
+            f"out None (SQL's NULL) first, or use aggregate(), which skips NULLs as SQL does"
+        ) from None
+
+
+def _sample(values: list) -> str:
+    """A few of ``values``, for a message: the first of each type."""
+    by_type: dict[type, Any] = {}
+    for value in values:
+        by_type.setdefault(type(value), value)
+    return ", ".join(repr(value) for value in list(by_type.values())[:4])
 
 
 def distinct_values(values: Values) -> Values:

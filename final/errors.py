@@ -36,3 +36,22 @@ class VersionError(DataflowError, ValueError):
 
 class FrontierError(DataflowError, ValueError):
     """A frontier is malformed, or it was moved backwards."""
+
+
+class FunctionError(DataflowError, RuntimeError):
+    """A function you gave an operator raised (its exception is this one's ``__cause__``).
+
+    The message names the operator, the version it was working on, and the
+    key or record the function was called with. The graph is broken from then
+    on (see ``BrokenGraphError``): some operators may hold part of that
+    version's work, so no answer it gave after this point could be trusted.
+    """
+
+
+class BrokenGraphError(GraphError):
+    """The graph failed earlier (a function raised, a result was malformed, a loop did not converge).
+
+    Every call that would run the graph or feed it refuses with this error:
+    build the graph again. What its outputs finished before the failure is
+    still right and can still be read.
+    """

@@ -31,7 +31,7 @@ Antichain([Version((0, 1)), Version((1, 0))])
 >>> Version((0, 1)).advance_by(Antichain([Version((1, 2)), Version((2, 0))]))
 Version((1, 1))
 >>> Version(3).extend(), Version((3, 4)).truncate(), Version((3, 4)).increment()
-(Version((3, 0)), Version((3,)), Version((3, 5)))
+(Version((3, 0)), Version(3), Version((3, 5)))
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Version(tuple):
         return tuple.__new__(cls, coords)
 
     def __repr__(self) -> str:
-        return f"Version({tuple(self)!r})"
+        return f"Version({self[0]})" if len(self) == 1 else f"Version({tuple(self)!r})"
 
     def _unordered(self, other: Any) -> bool:
         raise TypeError(
@@ -339,12 +339,12 @@ def checked_frontier(frontier: Any, what: str, like: Version) -> Antichain:
     return frontier
 
 
-def as_version(version: Any, like: Version) -> Version:
+def as_version(version: Any, like: Version, what: str = "a version from join_function") -> Version:
     """``version`` as a Version like ``like``: a Version as is, an int or a tuple of ints wrapped.
 
     Raises:
-        VersionError: it is none of these, or its dimension is not ``like``'s.
+        VersionError: it is none of these, or its dimension is not ``like``'s (``what`` names it).
     """
     if type(version) is not Version:
         version = Version(version)
-    return checked_version(version, VersionError, "a version from join_function", like)
+    return checked_version(version, VersionError, what, like)

@@ -55,12 +55,31 @@ class Index:
         index.add_collection(version, collection, operator)
         return index
 
+    @classmethod
+    def of_checked(cls, version: Version, updates: list[Update]) -> Index:
+        """Index ``((key, value), multiplicity)`` updates already checked to be pairs (``checked_pairs``)."""
+        index = cls()
+        index._add_all(version, updates)
+        return index
+
     def __len__(self) -> int:
         """The number of keys."""
         return len(self._values)
 
+    def __contains__(self, key: Key) -> bool:
+        """Whether ``key`` has any value at any version."""
+        return key in self._values
+
     def keys(self) -> Iterable[Key]:
         return self._values.keys()
+
+    def versions(self, key: Key) -> dict[Version, dict[Value, Multiplicity]]:
+        """A copy of ``key``'s entries: version -> ``{value: multiplicity}`` (empty if it has none)."""
+        return {version: dict(values) for version, values in self._values.get(key, {}).items()}
+
+    def size(self) -> int:
+        """How many ``(key, version, value)`` entries it holds: a measure of its memory."""
+        return sum(len(values) for versions in self._values.values() for values in versions.values())
 
     def add_collection(self, version: Version, collection: Collection, operator: str) -> None:
         """Add every ``((key, value), multiplicity)`` of ``collection`` at ``version``.
@@ -71,6 +90,10 @@ class Index:
         """
         checked_pairs(collection._updates, operator)
         self._add_all(version, collection._updates)
+
+    def add_checked(self, version: Version, updates: list[Update]) -> None:
+        """``add_collection`` for updates already checked to be pairs of hashables (``checked_pairs``)."""
+        self._add_all(version, updates)
 
     def add_value(self, key: Key, version: Version, value: tuple[Value, Multiplicity]) -> None:
         """Add one ``(value, multiplicity)`` under ``key`` at ``version``."""
@@ -203,8 +226,10 @@ class Index:
                             output.append(((key, (value, other_value)), multiplicity * other_multiplicity))
         return result
 
-    def compact(self, frontier: Antichain) -> None:
+    def compact(self, frontier: Antichain) -> list[Key]:
         """Advance the versions of every key that gained one since the last compaction by ``frontier``, and merge.
+
+        Returns the keys whose entries all cancelled out, which the index no longer holds.
 
         A key with one version has nothing to merge, and advancing that
         version would change no comparison with a version the frontier
@@ -218,9 +243,10 @@ class Index:
         the key's next change (Rust DD merges its traces' batches in the background).
         """
         if not self._dirty:
-            return
+            return []
         values = self._values
         advance = frontier.advance
+        emptied = []
         for key in self._dirty:
             versions = values.get(key)
             if versions is None or len(versions) == 1:
@@ -241,8 +267,10 @@ class Index:
                 values[key] = compacted
             else:
                 del values[key]
+                emptied.append(key)
         # A fresh set, not clear(): the old one's table is sized for every key ever dirty at once.
         self._dirty = set()
+        return emptied
 
 
 def _drop(values: dict, key: Key, versions: dict, version: Version, at: dict, value: Value) -> None:
@@ -323,7 +351,4 @@ class Arrangement:
 
     def size(self) -> int:
         """How many ``(key, version, value)`` entries it holds: a measure of its memory."""
-        return sum(
-            len(values) for index in (self._merged, *self._batches)
-            for versions in index._values.values() for values in versions.values()
-        )
+        return sum(index.size() for index in (self._merged, *self._batches))

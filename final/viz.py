@@ -1,8 +1,10 @@
 """Seeing it: dataflow graphs as graphviz diagrams, and the product order as matplotlib plots.
 
 ``to_dot(graph)`` draws a finished graph like document 002's diagrams:
-inputs, every operator labelled by its kind, readers the user connected, and
-each ``iterate`` scope as a box nested in its enclosing one. ``render`` turns
+named inputs and outputs, every operator labelled by its name and number
+(with the linear operators fused into it), readers the user connected, each
+``iterate`` scope as a box nested in its enclosing one, and each loop's
+feedback edge dashed. ``render`` turns
 that into SVG or PNG with graphviz's ``dot``. ``plot_product_order`` draws a
 2-D grid of versions, an antichain and the upper set it allows, and frontiers
 advancing, as in 002's figures for "v5/vFinal: Partially ordered versions".
@@ -21,47 +23,50 @@ SCOPE_COLORS = ("white", "#f2f2f2", "#e0e0e0", "#cfcfcf")
 
 
 def _label(operator: Any) -> str:
-    kind = type(operator).__name__
-    if kind == "LinearUnaryOperator":
-        return "linear" if operator.fused == 1 else f"linear\n({operator.fused} fused)"
-    label = f"debug\n{operator._name}" if kind == "Debug" else kind.lower()
-    return f"{label}\n+ {operator.absorbed} linear" if operator.absorbed else label
+    """An operator's name and number, then the linear operators fused into it, one per line (dot's ``\\n``)."""
+    lines = [f"{operator.name} #{operator.number}", *(f"+ {name}" for name in operator.fused_names)]
+    return "\\n".join(_quoted(line) for line in lines)
+
+
+def _quoted(text: str) -> str:
+    """``text`` escaped for a double-quoted dot string."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def to_dot(graph: Graph) -> str:
-    """The dot source of ``graph``: one node per input, operator and connected reader."""
-    writer_node: dict[int, str] = {}
+    """The dot source of ``graph``: one node per input, operator, output and reader the user connected.
+
+    Read through the graph's public view (``operators``, ``inputs``,
+    ``outputs``, ``edges()``, ``scope_of()``). The feedback edge of a loop is
+    drawn dashed, going back to the loop's head.
+    """
+    node: dict[int, str] = {}
     lines = ["digraph dataflow {", "  rankdir=LR;", '  node [shape=box, style="rounded,filled", fillcolor=white];']
-    for number, writer in enumerate(graph._inputs):
-        writer_node[id(writer)] = f"input{number}"
-        lines.append(f'  input{number} [label="input {number}", shape=ellipse];')
-    for number, operator in enumerate(graph._operators):
-        writer_node[id(operator.output)] = f"op{number}"
+    for number, writer in enumerate(graph.inputs):
+        node[id(writer)] = f"input{number}"
+        lines.append(f'  input{number} [label="{_quoted(writer.name)}", shape=ellipse, fillcolor="#e8f0fe"];')
+    for number, output in enumerate(graph.outputs):
+        node[id(output)] = f"output{number}"
+        lines.append(f'  output{number} [label="{_quoted(output.name)}", shape=ellipse, fillcolor="#e6f4ea"];')
 
     clusters: dict[int, list[str]] = {}
     scopes: dict[int, Scope] = {}
-    for number, operator in enumerate(graph._operators):
-        scope = graph._scopes.get(id(operator))
-        key = id(scope) if scope is not None else 0
+    for operator in graph.operators:
+        node[id(operator)] = f"op{operator.number}"
+        scope = graph.scope_of(operator)
+        key = id(scope) if scope.parent is not None else 0
         scopes[key] = scope
-        label = _label(operator).replace("\n", "\\n")
-        clusters.setdefault(key, []).append(f'op{number} [label="{label}"];')
+        clusters.setdefault(key, []).append(f'op{operator.number} [label="{_label(operator)}"];')
     lines += _nested_clusters(clusters, scopes)
 
     readers = 0
-    for number, operator in enumerate(graph._operators):
-        for reader in operator.inputs:
-            source = writer_node.get(id(reader._writer))
-            if source is not None:
-                lines.append(f"  {source} -> op{number};")
-    # Readers the user connected: queues on an operator's output that no operator drains.
-    drained = {id(reader._queue) for operator in graph._operators for reader in operator.inputs}
-    for number, operator in enumerate(graph._operators):
-        for queue in operator.output._queues:
-            if id(queue) not in drained:
-                lines.append(f'  reader{readers} [label="reader", shape=note];')
-                lines.append(f"  op{number} -> reader{readers};")
-                readers += 1
+    for source, target in graph.edges():
+        if id(target) not in node:  # a reader the user connected
+            node[id(target)] = f"reader{readers}"
+            lines.append(f'  reader{readers} [label="reader", shape=note];')
+            readers += 1
+        style = " [style=dashed, constraint=false]" if getattr(source, "name", "") == "feedback" else ""
+        lines.append(f"  {node[id(source)]} -> {node[id(target)]}{style};")
     lines.append("}")
     return "\n".join(lines)
 

@@ -1,4 +1,4 @@
-"""final.viz draws what the graph is: operators by kind, loops as nested boxes, and the product order."""
+"""final.viz draws what the graph is: operators by name and number, loops as nested boxes, and the product order."""
 
 from __future__ import annotations
 
@@ -18,11 +18,15 @@ def test_dot_shows_every_operator_and_nests_loops(stage: str) -> None:
     _, _, graph = build_graph(module, two_loops, 2)
     dot = graph.to_dot()
     assert dot.count("subgraph cluster_") == 2  # two loops, one after the other
-    for kind in ("ingress", "feedback", "egress", "join", "reduce", "concat", "enter"):
-        assert f'label="{kind}"' in dot or f'label="{kind}\\n+ ' in dot
-    # The maps after the loop's join and reduce are fused into them (000, "Fusing logic"), and say so.
-    assert 'label="join\\n+ 1 linear"' in dot and 'label="reduce\\n+ 1 linear"' in dot
-    assert dot.count("[label=") == len(graph._operators) + 2 + 1  # operators, two inputs, one reader
+    for operator in graph.operators:
+        assert f'label="{operator.name} #{operator.number}' in dot
+    names = {operator.name for operator in graph.operators}
+    assert {"ingress", "feedback", "egress", "join", "distinct", "threshold", "concat", "enter"} <= names
+    # The maps after the loop's join and distinct are fused into them (000, "Fusing logic"), and say so.
+    assert 'label="join #' in dot and "\\n+ map" in dot.split('label="join #')[1].split('"')[0]
+    assert "\\n+ map" in dot.split('label="distinct #')[1].split('"')[0]
+    assert dot.count("[label=") == len(graph.operators) + 2 + 1  # operators, two inputs, one reader
+    assert dot.count("style=dashed") == 2  # each loop's feedback edge
 
 
 @pytest.mark.since("final")

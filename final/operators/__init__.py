@@ -1,6 +1,16 @@
 """The operator families of the engine, one module each."""
 
-from .base import BinaryOperator, DataMessage, FrontierMessage, Holding, Logic, Operator, Pending, UnaryOperator
+from .base import (
+    BinaryOperator,
+    DataMessage,
+    FrontierMessage,
+    Holding,
+    Logic,
+    Operator,
+    Pending,
+    Refusal,
+    UnaryOperator,
+)
 from .iterate import Egress, Enter, Feedback, Ingress
 from .join import Arrange, Constraint, DeltaJoin, HalfJoin, Join
 from .linear import Concat, Debug, LinearUnaryOperator
@@ -28,5 +38,6 @@ __all__ = [
     "Operator",
     "Pending",
     "Reduce",
+    "Refusal",
     "UnaryOperator",
 ]

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from ..collection import Collection, Update
+from ..collection import Collection, Update, checked_pairs
+from ..errors import DataflowError, FunctionError
 from ..order import Antichain, Version
 
 if TYPE_CHECKING:
@@ -88,20 +89,55 @@ class FrontierMessage:
         return self._changes
 
     def __repr__(self) -> str:
-        return f"FrontierMessage(removed={self.removed!r}, added={self.added!r})"
+        return f"FrontierMessage({_plain(self._before)} -> {_plain(self._after)})"
+
+
+def _plain(frontier: Antichain) -> str:
+    """A frontier as a reader writes it: ``{3}``, ``{(0, 1), (1, 0)}``, or ``{}`` when everything is finished."""
+    return "{" + ", ".join(str(v[0]) if len(v) == 1 else str(tuple(v)) for v in frontier.elements) + "}"
+
+
+class Refusal(Exception):
+    """An operator refused a difference before changing anything: ``error`` says why.
+
+    Raised out of ``Operator.run`` so the graph can tell it from a failure:
+    after a refusal it stays usable (``graph.Graph.step``).
+    """
+
+    def __init__(self, error: DataflowError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class Operator:
     """A vertex with input readers and one output writer.
+
+    Failures. A difference an operator cannot take (``needs_pairs``: a record
+    that is not a ``(key, value)`` pair of hashables) is refused before the
+    operator changes anything, so the graph stays usable (``Refusal``). Any
+    other exception while handling a message, from the engine or from a
+    function the user gave, leaves the operator in an unknown state: it
+    reaches the caller as a ``DataflowError`` naming the operator and the
+    version (a user's exception chained in a ``FunctionError``), and the graph
+    refuses to run again (``graph.Graph.step``).
 
     Invariant: the output frontier is ``output_frontier`` of the meet of the
     input frontiers, and data at a version is sent before the output frontier
     passes that version.
     """
 
+    needs_pairs = False
+    """Whether every record arriving must be a ``(key, value)`` pair of hashables (joins, reductions)."""
+
     def __init__(self, inputs: list[DifferenceStreamReader], output: DifferenceStreamWriter) -> None:
         self.inputs = inputs
         self.output = output
+        self.name = type(self).__name__.lower()
+        """What the user called to make this operator (``count``, ``join``, ...), set by the builder."""
+        self.number = 0
+        """Its position in the finished graph's topological order, set by ``finalize``."""
+        self.fused_names: list[str] = []
+        """The names of the linear operators fused into this one's output, in order."""
         self._queues: list[deque] = [reader._queue for reader in inputs]
         # The graph is not running yet: each input is at the frontier its edge starts at.
         self._input_frontiers = [reader.frontier for reader in inputs]
@@ -127,16 +163,59 @@ class Operator:
                 message = queue.popleft()
                 handled += 1
                 if type(message) is DataMessage:
-                    self.on_data(side, message.version, message.collection)
+                    if self.needs_pairs:
+                        self._check_pairs(message)
+                    try:
+                        self.on_data(side, message.version, message.collection)
+                    except Exception as error:
+                        self._fail(error, f"at version {message.version}")
                 else:
                     # Frontier changes queued one after another make one: the operator moves once, to the last.
                     while queue and type(queue[0]) is FrontierMessage and handled != budget:
                         message = FrontierMessage(message._before, queue.popleft()._after)
                         handled += 1
-                    self._on_input_frontier(side, message)
+                    try:
+                        self._on_input_frontier(side, message)
+                    except Exception as error:
+                        self._fail(error, f"finishing the versions before {_plain(message._after)}")
                 if handled == budget:
                     return handled
         return handled
+
+    @property
+    def kind(self) -> str:
+        """The family of operator it is (``reduce`` for ``count`` and ``distinct`` too, ``join``, ...)."""
+        return type(self).__name__.lower()
+
+    @property
+    def label(self) -> str:
+        """How messages and diagrams name this operator: its name and number, and what was fused into it."""
+        fused = "".join(f" + {name}" for name in self.fused_names)
+        return f"{self.name}{fused} #{self.number}"
+
+    def _check_pairs(self, message: DataMessage) -> None:
+        """Refuse ``message`` unless its records are ``(key, value)`` pairs of hashables; nothing changes."""
+        try:
+            checked_pairs(message.collection._updates, self.kind)
+        except DataflowError as error:
+            raise Refusal(type(error)(
+                f"{self.label} refused the difference at {message.version}, which had no effect: {error}"
+            )) from None
+
+    def _fail(self, error: Exception, where: str) -> None:
+        """Raise ``error`` as a failure of this operator: a ``FunctionError`` if it came from a user's function.
+
+        An engine error (a ``DataflowError``) that does not name this operator yet is raised again with
+        the operator and ``where`` in front of its message, as the same type.
+        """
+        if isinstance(error, DataflowError):
+            if f"#{self.number}" in str(error):
+                raise error
+            raise type(error)(f"{self.label}, {where}: {error}") from error
+        raise FunctionError(
+            f"{self.label} failed {where}: your function raised {type(error).__name__}: {error}. "
+            f"The graph is broken now; fix the function and build the graph again"
+        ) from error
 
     def _meet_of_inputs(self) -> Antichain:
         frontier = self._input_frontiers[0]
@@ -180,13 +259,24 @@ class Operator:
         """
         return ()
 
+    def state_size(self) -> int:
+        """How many entries (records at versions, kept versions) this operator holds: a measure of its memory.
+
+        What a state test watches: it must follow the live data and the
+        versions still open, not every version ever seen.
+        """
+        return 0
+
     def send(self, version: Version, updates: list[Update]) -> None:
-        """Send ``updates`` at ``version`` (through the fused logic, if any) unless there are none."""
+        """Send ``updates`` at ``version`` (through the fused logic, if any) unless there are none.
+
+        The fused logic runs on all of ``updates`` before anything is sent.
+        """
         if self._then is None:
             if updates:
                 self.output._send(version, Collection._trusted(updates))
             return
-        for output_version, output in self._then(version, updates):
+        for output_version, output in applied(self._then, version, updates, self.fused_names):
             if output:
                 self.output._send(output_version, Collection._trusted(output))
 
@@ -213,6 +303,7 @@ class Operator:
         self._then = logic
         self.output = following.output
         self.absorbed += 1 + following.absorbed
+        self.fused_names += [following.name, *following.fused_names]
 
 
 class Pending:
@@ -248,6 +339,10 @@ class Pending:
     def versions(self) -> Iterable[Version]:
         return self._entries.keys()
 
+    def size(self) -> int:
+        """How many versions are pending, plus everything kept for them."""
+        return sum(1 + len(entry) for entry in self._entries.values())
+
     def pop_finished(self, frontier: Antichain) -> list[tuple[Version, Any]]:
         """Remove the versions ``frontier`` has passed; return them, each after every version less than it,
         with what was kept for them."""
@@ -273,6 +368,9 @@ class Holding:
     def holds(self) -> Iterable[Version]:
         return self._pending.versions()
 
+    def state_size(self) -> int:
+        return self._pending.size()
+
 
 class UnaryOperator(Operator):
     """An operator with one input."""
@@ -284,6 +382,31 @@ class BinaryOperator(Operator):
     With versions, a difference no longer waits for its partner from the other
     input: each is handled as it arrives, labelled with its version.
     """
+
+
+def applied(logic: Logic, version: Version, updates: list[Update], names: list[str]) -> list:
+    """``logic`` on ``updates`` at ``version``, all of it, before anything is sent.
+
+    Raises:
+        FunctionError: a user's function in ``logic`` (the linear operators
+            ``names``) raised; the message names the first record it raises on.
+    """
+    try:
+        return list(logic(version, updates))
+    except DataflowError:
+        raise
+    except Exception as error:
+        culprit = ""
+        for update in updates:  # a linear logic works update by update: find the one it fails on
+            try:
+                list(logic(version, [update]))
+            except Exception:  # any exception marks the culprit
+                culprit = f" on the record {update[0]!r}"
+                break
+        raise FunctionError(
+            f"{' + '.join(names)} failed at version {version}{culprit}: your function raised "
+            f"{type(error).__name__}: {error}. The graph is broken now; fix the function and build the graph again"
+        ) from error
 
 
 def _followed_by(first: Logic, then: Logic) -> Logic:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from ..collection import Collection
 from ..errors import IterationError
 from ..order import Antichain, Version, minimal
-from .base import DataMessage, Holding, Operator, Pending, UnaryOperator
+from .base import DataMessage, Holding, Operator, UnaryOperator
+from .reduce import Consolidate
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -66,12 +67,13 @@ class Egress(UnaryOperator):
         return frontier.truncate()
 
 
-class Feedback(Holding, UnaryOperator):
+class Feedback(Consolidate):
     """The loop's back edge: the body's output at ``(v, i)`` returns to the loop head at ``(v, i + 1)``.
 
-    Each version is held until the frontier passes it, then sent consolidated,
-    so every cycle through the loop has a consolidation on it and a difference
-    that cancels out stops instead of circling forever.
+    A ``Consolidate`` one iteration on: each version is held until the
+    frontier passes it, then sent consolidated, so every cycle through the
+    loop has a consolidation on it and a difference that cancels out stops
+    instead of circling forever.
 
     How a loop ends. The output frontier promises that nothing more will be
     sent at the versions it has passed. Everything the body will ever deliver
@@ -102,7 +104,6 @@ class Feedback(Holding, UnaryOperator):
     def __init__(self, inputs: list, output: DifferenceStreamWriter, max_iterations: int) -> None:
         super().__init__(inputs, output)
         self._max_iterations = max_iterations
-        self._pending = Pending(output.like, list)
         self.watch([self], [])
 
     def watch(self, inside: list[Operator], entries: list[Operator]) -> None:
@@ -111,12 +112,13 @@ class Feedback(Holding, UnaryOperator):
         self._holders = [operator for operator in inside if isinstance(operator, Holding)]
         self._watched_queues = [queue for operator in inside for queue in operator._queues]
 
-    def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self._pending.at(version).extend(collection)
+    @property
+    def entries(self) -> list[Operator]:
+        """The operators that bring data into this loop from outside it (``Ingress``, ``Enter``)."""
+        return list(self._entries)
 
     def on_frontier(self, frontier: Antichain) -> None:
-        for version, kept in self._pending.pop_finished(frontier):
-            updates = list(Collection._trusted(kept).consolidate())
+        for version, updates in self._finished(frontier):
             if not updates:
                 continue
             if version[-1] + 1 > self._max_iterations:

@@ -27,7 +27,8 @@ class _OwnIndex:
         self.index = Index()
 
     def delta(self, version: Version, collection: Collection) -> Index:
-        return Index.from_collection(version, collection, "join")
+        # The join checked the records were pairs before handling them (``Operator.needs_pairs``).
+        return Index.of_checked(version, collection._updates)
 
     def parts(self) -> list[Index]:
         return [self.index]
@@ -77,6 +78,16 @@ class Join(BinaryOperator):
     ) -> None:
         super().__init__(inputs, output)
         self._sides = tuple(_SharedArrangement(a) if a is not None else _OwnIndex() for a in arrangements)
+        # A side read through a shared arrangement was checked by the operator that arranged it.
+        self.needs_pairs = any(arrangement is None for arrangement in arrangements)
+
+    @property
+    def arrangements(self) -> tuple[Arrangement | None, Arrangement | None]:
+        """The shared arrangement each side reads, or None for a side that indexes its own input."""
+        return tuple(getattr(side, "arrangement", None) for side in self._sides)
+
+    def state_size(self) -> int:
+        return sum(part.size() for side in self._sides if isinstance(side, _OwnIndex) for part in side.parts())
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         mine, theirs = self._sides[side], self._sides[1 - side]
@@ -105,10 +116,17 @@ class HalfJoin(Holding, BinaryOperator):
     Invariant: ``_pending`` holds stream updates whose look-up is not complete yet.
     """
 
+    needs_pairs = True
+    kind = "half_join"
+
     def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement | None = None) -> None:
         super().__init__(inputs, output)
         self._other = _SharedArrangement(arrangement) if arrangement is not None else _OwnIndex()
         self._pending = Pending(output.like, list)
+
+    def state_size(self) -> int:
+        own = self._other.index.size() if isinstance(self._other, _OwnIndex) else 0
+        return own + super().state_size()
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         if side == 0:
@@ -119,7 +137,7 @@ class HalfJoin(Holding, BinaryOperator):
     def on_frontier(self, frontier: Antichain) -> None:
         other_frontier = self._input_frontiers[1]
         for version, kept in self._pending.pop_finished(other_frontier):
-            delta = Index.from_collection(version, Collection._trusted(kept), "half_join")
+            delta = Index.of_checked(version, kept)
             updates = []
             for key in delta.keys():
                 matches: dict = {}
@@ -139,6 +157,8 @@ class Arrange(Operator):
     arrangement in the order the messages reach them.
     """
 
+    needs_pairs = True
+
     def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement) -> None:
         super().__init__(inputs, output)
         self.arrangement = arrangement
@@ -147,12 +167,15 @@ class Arrange(Operator):
         self._reader = arrangement.new_reader()
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self.arrangement.append(Index.from_collection(version, collection, "arrange"))
+        self.arrangement.append(Index.of_checked(version, collection._updates))
         self.arrangement.batch(self._reader)
         self.forward(version, collection)
 
     def on_frontier(self, frontier: Antichain) -> None:
         self.arrangement.allow_compaction(self._reader, frontier)
+
+    def state_size(self) -> int:
+        return self.arrangement.size()
 
 
 Constraint = tuple[int, Callable[[Any], Any], int, Callable[[Any], Any]]
@@ -199,6 +222,14 @@ class DeltaJoin(Operator):
         self._arrangements: dict[tuple[int, Callable], Index] = {
             (step.target, step.target_key): Index() for plan in self._plans for step in plan
         }
+
+    @property
+    def arranged_inputs(self) -> list[int]:
+        """For each arrangement it keeps, the input it indexes (an input looked up by two keys is there twice)."""
+        return sorted(target for target, _ in self._arrangements)
+
+    def state_size(self) -> int:
+        return sum(arrangement.size() for arrangement in self._arrangements.values())
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         updates = [(record, multiplicity) for record, multiplicity in collection.consolidate()]

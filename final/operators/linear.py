@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..collection import Collection
 from ..order import Antichain, Version
-from .base import BinaryOperator, Logic, UnaryOperator
+from .base import BinaryOperator, Logic, UnaryOperator, applied
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -39,7 +39,7 @@ class LinearUnaryOperator(UnaryOperator):
         return 1 + self.absorbed
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        for output_version, updates in self._logic(version, collection._updates):
+        for output_version, updates in applied(self._logic, version, collection._updates, [self.name]):
             self.send(output_version, updates)
 
 
@@ -48,15 +48,15 @@ class Debug(UnaryOperator):
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter, name: str, sink: Callable[[str], None]) -> None:
         super().__init__(inputs, output)
-        self._name = name
+        self._debug_name = name
         self._sink = sink
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self._sink(f"debug {self._name} data: version: {version} collection: {collection}")
+        self._sink(f"debug {self._debug_name} data: version: {version} collection: {collection}")
         self.forward(version, collection)
 
     def on_frontier(self, frontier: Antichain) -> None:
-        self._sink(f"debug {self._name} notification: frontier {frontier}")
+        self._sink(f"debug {self._debug_name} notification: frontier {frontier}")
 
 
 class Concat(BinaryOperator):

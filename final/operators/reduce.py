@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..collection import Collection, Multiplicity, Values
+from ..errors import RecordError
 from ..order import Antichain, Version
 from ..trace import Index, add_multiplicity
 from .base import Holding, Pending, UnaryOperator
@@ -46,6 +47,8 @@ class Reduce(Holding, UnaryOperator):
     version to the keys whose output may change at it.
     """
 
+    needs_pairs = True
+
     def __init__(
         self, inputs: list, output: DifferenceStreamWriter,
         f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]],
@@ -62,8 +65,15 @@ class Reduce(Holding, UnaryOperator):
             self._outputs = Index()
             self._times: defaultdict[Any, set[Version]] = defaultdict(set)
 
+    def state_size(self) -> int:
+        if self._totally_ordered:
+            output = sum(len(values) for values in self._current.values())
+        else:
+            output = self._outputs.size() + sum(len(times) for times in self._times.values())
+        return self._inputs.size() + output + self._pending.size()
+
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self._inputs.add_collection(version, collection, "reduce")
+        self._inputs.add_checked(version, collection._updates)
         keys = {record[0] for record, _ in collection._updates}
         if self._totally_ordered:
             self._pending.at(version).update(keys)
@@ -89,7 +99,7 @@ class Reduce(Holding, UnaryOperator):
             updates: list = []
             for key in keys:
                 output = current.get(key)
-                changes = self._changes(accumulate(key, version), output)
+                changes = self._changes(accumulate(key, version), output, version, key)
                 if not changes:
                     continue
                 updates += [((key, value), multiplicity) for value, multiplicity in changes]
@@ -105,28 +115,62 @@ class Reduce(Holding, UnaryOperator):
     def _run_at_joins(self, frontier: Antichain) -> None:
         """Finished versions in order, each key's input and output reconstructed at it."""
         inputs, outputs = self._inputs, self._outputs
+        touched: set = set()
         for version, keys in self._pending.pop_finished(frontier):
             updates = []
             for key in keys:
                 output = dict(outputs.reconstruct_at(key, version))
-                for value, multiplicity in self._changes(dict(inputs.reconstruct_at(key, version)), output):
+                changes = self._changes(dict(inputs.reconstruct_at(key, version)), output, version, key)
+                for value, multiplicity in changes:
                     outputs.add_value(key, version, (value, multiplicity))
                     updates.append(((key, value), multiplicity))
             self.send(version, updates)
-        inputs.compact(frontier)
-        outputs.compact(frontier)
+            touched |= keys
+        touched.update(inputs.compact(frontier), outputs.compact(frontier))
+        times = self._times
+        for key in touched:  # a key with nothing left in either index is as good as never seen
+            if key not in inputs and key not in outputs:
+                times.pop(key, None)
 
-    def _changes(self, values: dict[Any, Multiplicity], output: dict[Any, Multiplicity] | None) -> Values:
+    def _changes(
+        self, values: dict[Any, Multiplicity], output: dict[Any, Multiplicity] | None, version: Version, key: Any
+    ) -> Values:
         """What to add to a key's ``output`` (None: it has none) to make it ``f`` of its ``values`` (both
-        ``{value: multiplicity}``)."""
+        ``{value: multiplicity}``) at ``version``."""
         changes = {value: -multiplicity for value, multiplicity in output.items()} if output else {}
-        for value, multiplicity in self._f(list(values.items())) if values else ():
+        for value, multiplicity in self._applied(values, version, key) if values else ():
             total = changes.get(value, 0) + multiplicity  # add_multiplicity, inlined: once per key and version
             if total:
                 changes[value] = total
             else:
                 changes.pop(value, None)
         return list(changes.items())
+
+    def _applied(self, values: dict[Any, Multiplicity], version: Version, key: Any) -> list:
+        """``f`` of ``key``'s ``values`` at ``version``, checked to be ``(hashable value, int multiplicity)`` pairs.
+
+        Raises:
+            FunctionError: ``f`` raised.
+            RecordError: ``f`` returned something else than such pairs.
+        """
+        try:
+            produced = list(self._f(list(values.items())))
+        except Exception as error:
+            self._fail(error, f"at version {version}, key {key!r}")
+        for pair in produced:
+            if type(pair) is not tuple or len(pair) != 2 or type(pair[1]) is not int:
+                raise RecordError(
+                    f"{self.label}, at version {version}, key {key!r}: a reduction returns (value, multiplicity) "
+                    f"pairs with int multiplicities, but returned {pair!r}; return e.g. [(value, 1)]"
+                )
+            try:
+                hash(pair[0])
+            except TypeError:
+                raise RecordError(
+                    f"{self.label}, at version {version}, key {key!r}: the reduction returned the unhashable "
+                    f"value {pair[0]!r}; return tuples and frozensets instead of lists, sets and dicts"
+                ) from None
+        return produced
 
 
 class Consolidate(Holding, UnaryOperator):
@@ -143,5 +187,12 @@ class Consolidate(Holding, UnaryOperator):
         self._pending.at(version).extend(collection)
 
     def on_frontier(self, frontier: Antichain) -> None:
-        for version, kept in self._pending.pop_finished(frontier):
-            self.send(version, list(Collection._trusted(kept).consolidate()))
+        for version, updates in self._finished(frontier):
+            self.send(version, updates)
+
+    def _finished(self, frontier: Antichain) -> list[tuple[Version, list]]:
+        """The versions ``frontier`` has passed, in order, each with what arrived at it consolidated."""
+        return [
+            (version, list(Collection._trusted(kept).consolidate()))
+            for version, kept in self._pending.pop_finished(frontier)
+        ]

@@ -1,0 +1,315 @@
+"""Driving a graph: input sessions that buffer changes, and outputs that keep the consolidated result.
+
+Document 002's API is the one to learn from: a writer sends difference
+collections and frontiers, and a reader drains messages. A program that just
+wants answers needs less ceremony, so final adds what Rust DD and d2ts give
+their users:
+
+- ``InputSession`` (Rust DD's ``InputSession``): ``insert``, ``remove`` and
+  ``update`` records at the session's current version, ``advance_to`` a later
+  version (which finishes the earlier ones), ``flush`` to send. Changes are
+  buffered and consolidated, so a thousand changes at one version travel as
+  one collection, not a thousand. Versions may be plain ints, or tuples of
+  ints for partially ordered versions.
+- ``Output`` (a probe and a sink in one): the output's consolidated change at
+  each finished version (``changes``), the accumulated collection at any
+  finished version (``at``), the collection as of everything finished
+  (``snapshot``), and a callback per finished version. A version the output's
+  frontier has not passed may still change, so reading it is refused with a
+  ``VersionError`` that names the input holding it open.
+
+``GraphBuilder.new_session()`` and ``stream.output()`` make them;
+``graph.run()`` flushes every session and steps until the graph is quiet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .collection import Collection, Record, hashable
+from .errors import FrontierError, FunctionError, GraphError, RecordError, VersionError
+from .operators import DataMessage, Pending
+from .order import Antichain, Version, as_version
+from .trace import add_multiplicity
+
+if TYPE_CHECKING:
+    from .graph import DifferenceStreamReader, DifferenceStreamWriter, Graph
+
+
+class InputSession:
+    """Changes to one input, buffered per version and sent as one collection each.
+
+    ``version`` is where ``insert``, ``remove`` and ``update`` put changes;
+    ``update_at`` may put them at any later version. ``advance_to`` sends what
+    is buffered and moves the input's frontier, promising no more changes
+    before the new version; ``close`` promises none at all.
+
+    Invariant: ``_buffer`` maps versions the input's frontier allows to the
+    consolidated changes not sent yet (no zero multiplicities); the current
+    version's dict is ``_current``; ``version`` is the frontier's only
+    element, or None once closed.
+    """
+
+    def __init__(self, writer: DifferenceStreamWriter) -> None:
+        self._writer = writer
+        elements = writer.frontier.elements
+        self.version: Version | None = elements[0] if len(elements) == 1 else None
+        self._buffer: dict[Version, dict[Record, int]] = {}
+        self._current: dict[Record, int] | None = None
+
+    @property
+    def name(self) -> str:
+        return self._writer.name
+
+    @property
+    def frontier(self) -> Antichain:
+        """The input's frontier: changes may still come at the versions it allows."""
+        return self._writer.frontier
+
+    def __repr__(self) -> str:
+        return f"InputSession({self.name!r}, version={self.version!r}, buffered={sum(map(len, self._buffer.values()))})"
+
+    def insert(self, record: Record, n: int = 1) -> None:
+        """Add ``n`` copies of ``record`` at the current version."""
+        self.update(record, n)
+
+    def remove(self, record: Record, n: int = 1) -> None:
+        """Take ``n`` copies of ``record`` away at the current version."""
+        self.update(record, -n)
+
+    def update(self, record: Record, diff: int) -> None:
+        """Change ``record``'s multiplicity by ``diff`` at the current version.
+
+        Raises:
+            RecordError: ``diff`` is not an int, or ``record`` is not hashable.
+            FrontierError: the session is closed.
+            BrokenGraphError: the graph failed earlier.
+        """
+        current = self._current
+        if current is None:
+            current = self._at(self.version)
+        if type(diff) is not int:
+            raise RecordError(f"the change to {record!r} must be an int multiplicity, not {diff!r}; e.g. insert(r, 2)")
+        try:
+            total = current.get(record, 0) + diff
+        except TypeError:
+            hashable(record, f"input {self.name!r}")
+            raise
+        if total:
+            current[record] = total
+        else:
+            current.pop(record, None)
+
+    def update_at(self, record: Record, version: Version | int | tuple[int, ...], diff: int) -> None:
+        """Change ``record``'s multiplicity by ``diff`` at ``version``, which the frontier must allow.
+
+        Raises:
+            VersionError: ``version`` is malformed, or the input's frontier has passed it.
+            RecordError: ``diff`` is not an int, or ``record`` is not hashable.
+        """
+        version = as_version(version, self._writer.like, "the version of a change")
+        if not self.frontier.less_equal_version(version):
+            raise VersionError(
+                f"a change to input {self.name!r} at {version}, but its frontier is already {self.frontier}: "
+                f"that version is finished. Change it at a version the frontier allows"
+            )
+        if version == self.version:
+            self.update(record, diff)
+            return
+        saved, self._current = self._current, self._at(version)
+        try:
+            self.update(record, diff)
+        finally:
+            self._current = saved
+
+    def flush(self) -> None:
+        """Send every buffered change, one collection per version; the frontier stays where it is.
+
+        Raises:
+            BrokenGraphError: the graph failed earlier.
+        """
+        self._writer._status.check(f"flush input {self.name!r}")
+        buffer, self._buffer, self._current = self._buffer, {}, None
+        for version, changes in sorted(buffer.items(), key=lambda item: tuple(item[0])):
+            if changes:
+                self._writer._send(version, Collection._trusted(list(changes.items())))
+
+    def advance_to(self, version: Version | int | tuple[int, ...]) -> None:
+        """Send the buffered changes and move to ``version``: every version before it is finished.
+
+        Raises:
+            VersionError: ``version`` is malformed.
+            FrontierError: ``version`` is behind the current version.
+            BrokenGraphError: the graph failed earlier.
+        """
+        version = as_version(version, self._writer.like, "the version to advance to")
+        if not self.frontier.less_equal_version(version):
+            raise FrontierError(
+                f"input {self.name!r} cannot go back from {self.frontier} to {version}; advance to a later version"
+            )
+        self.flush()
+        self._writer.send_frontier(Antichain._of((version,)))
+        self.version = version
+
+    def close(self) -> None:
+        """Send the buffered changes and promise no more, ever: every version of this input is finished."""
+        self.flush()
+        self._writer.send_frontier(Antichain._of(()))
+        self.version = None
+
+    def _at(self, version: Version | None) -> dict[Record, int]:
+        if version is None:
+            raise FrontierError(
+                f"input {self.name!r} has no current version: it is closed, or its frontier {self.frontier} has "
+                f"several elements; use update_at(record, version, diff)"
+            )
+        self._writer._status.check(f"change input {self.name!r}")
+        changes = self._buffer.get(version)
+        if changes is None:
+            changes = self._buffer[version] = {}
+        if version == self.version:
+            self._current = changes
+        return changes
+
+
+class Output:
+    """One stream's result, consolidated, read version by version as its frontier passes them.
+
+    Invariant: ``_changes`` maps every finished version at which the output
+    changed to its consolidated change (``{record: multiplicity}``, no
+    zeros); ``_snapshot`` is their sum; ``_open`` holds what arrived at
+    versions not finished yet; ``_unannounced`` the finished versions whose
+    callbacks have not run yet, in order.
+    """
+
+    def __init__(
+        self, reader: DifferenceStreamReader, name: str,
+        on_version: Callable[[Version, dict[Record, int]], None] | None = None,
+    ) -> None:
+        self._reader = reader
+        self.name = name
+        self._frontier = reader.frontier
+        self._like = reader._writer.like
+        self._open = Pending(self._like, dict)
+        self._changes: dict[Version, dict[Record, int]] = {}
+        self._snapshot: dict[Record, int] = {}
+        self._callbacks: list[Callable[[Version, dict[Record, int]], None]] = []
+        self._unannounced: list[Version] = []
+        self._graph: Graph | None = None
+        if on_version is not None:
+            self.on_version(on_version)
+
+    def __repr__(self) -> str:
+        return f"Output({self.name!r}, frontier={self.frontier}, versions={len(self._changes)})"
+
+    @property
+    def frontier(self) -> Antichain:
+        """The versions this output may still change at: every version it does not allow is finished."""
+        self._read()
+        return self._frontier
+
+    def on_version(self, callback: Callable[[Version, dict[Record, int]], None]) -> None:
+        """Call ``callback(version, changes)`` for every version at which the output changes, once finished.
+
+        Versions come in order (each after every version less than it),
+        from the next one to finish on: register it before running the graph
+        to see them all.
+
+        Raises:
+            GraphError: ``callback`` is not a function.
+        """
+        if not callable(callback):
+            raise GraphError(f"on_version takes a function of (version, changes), not {callback!r}")
+        self._callbacks.append(callback)
+
+    def finished(self, version: Version | int | tuple[int, ...]) -> bool:
+        """Whether ``version`` is finished: the output's frontier has passed it, so it will not change."""
+        return not self.frontier.less_equal_version(as_version(version, self._like, "the version read"))
+
+    def versions(self) -> list[Version]:
+        """The finished versions at which the output changed, in order."""
+        self._read()
+        return sorted(self._changes, key=tuple)
+
+    def changes(self, version: Version | int | tuple[int, ...]) -> dict[Record, int]:
+        """The output's consolidated change at ``version``: ``{record: multiplicity}``, no zeros.
+
+        Raises:
+            VersionError: ``version`` is not finished yet (the message says which input holds it open).
+        """
+        version = self._finished(version)
+        return dict(self._changes.get(version, {}))
+
+    def at(self, version: Version | int | tuple[int, ...]) -> dict[Record, int]:
+        """The output collection at ``version``: the sum of its changes at every version ``<=`` it.
+
+        Raises:
+            VersionError: ``version`` is not finished yet (the message says which input holds it open).
+        """
+        version = self._finished(version)
+        total: dict[Record, int] = {}
+        for other, changes in self._changes.items():
+            if other.less_equal(version):
+                for record, multiplicity in changes.items():
+                    add_multiplicity(total, record, multiplicity)
+        return total
+
+    def snapshot(self) -> dict[Record, int]:
+        """The sum of the changes at every finished version: with one coordinate, the collection as of the
+        last finished version."""
+        self._read()
+        return dict(self._snapshot)
+
+    def _finished(self, version: Any) -> Version:
+        version = as_version(version, self._like, "the version read")
+        self._read()
+        if self._frontier.less_equal_version(version):
+            behind = self._graph.behind(version) if self._graph is not None else []
+            holding = ", ".join(f"input {writer.name!r} (frontier {writer.frontier})" for writer in behind)
+            advice = (
+                f"{holding} still allows it: advance it past {version}, then graph.run()" if holding
+                else "run the graph (graph.run()) until it is"
+            )
+            raise VersionError(
+                f"output {self.name!r} has not finished version {version} (its frontier is {self._frontier}), "
+                f"so it may still change: {advice}"
+            )
+        return version
+
+    def _read(self) -> None:
+        """Take in the queued messages: changes by version, and the frontier, finishing versions it passes."""
+        moved = False
+        for message in self._reader.drain():
+            if type(message) is DataMessage:
+                changes = self._open.at(message.version)
+                for record, multiplicity in message.collection._updates:
+                    add_multiplicity(changes, record, multiplicity)
+            else:
+                self._frontier = self._frontier.apply(message)
+                moved = True
+        if moved:
+            for version, changes in self._open.pop_finished(self._frontier):
+                if changes:
+                    self._changes[version] = changes
+                    for record, multiplicity in changes.items():
+                        add_multiplicity(self._snapshot, record, multiplicity)
+                    if self._callbacks:
+                        self._unannounced.append(version)
+        self._announce()
+
+    def _announce(self) -> None:
+        """Run the callbacks for the finished versions not announced yet; one that raises stops the rest
+        until the next read."""
+        while self._unannounced:
+            version = self._unannounced[0]
+            for callback in self._callbacks:
+                try:
+                    callback(version, dict(self._changes[version]))
+                except Exception as error:
+                    del self._unannounced[0]
+                    raise FunctionError(
+                        f"output {self.name!r}'s callback raised {type(error).__name__}: {error} at version "
+                        f"{version}; the output is as it was, and later versions are announced at the next read"
+                    ) from error
+            del self._unannounced[0]
