@@ -121,16 +121,64 @@ def _consolidated(pairs: Any) -> dict[Hashable, int]:
 
 
 def _accumulate(differences: dict[Any, dict[Hashable, int]], versions: list) -> Result:
-    """The sum of the output differences at versions ``<=`` each of ``versions``."""
-    return {
-        version: _consolidated(
-            pair
-            for other, difference in differences.items()
-            if less_equal(other, version)
-            for pair in difference.items()
-        )
-        for version in versions
-    }
+    """The sum of the output differences at versions ``<=`` each of ``versions``.
+
+    Each version's sum is built on one already made, adding only the
+    differences in between, instead of summing every difference again.
+    """
+    if all(isinstance(version, int) for version in (*differences, *versions)):
+        sums = _running_sums(differences, versions)
+    else:
+        sums = _sums_over_partial_order(differences, versions)
+    return {version: sums[version] for version in versions}
+
+
+def _running_sums(differences: dict[Any, dict[Hashable, int]], versions: list) -> Result:
+    """Ints are totally ordered: one running sum, read off at each version in increasing order."""
+    pending = sorted(differences)
+    totals: dict[Hashable, int] = {}
+    sums: Result = {}
+    position = 0
+    for version in sorted(set(versions)):
+        while position < len(pending) and pending[position] <= version:
+            _add(totals, differences[pending[position]])
+            position += 1
+        sums[version] = dict(totals)
+    return sums
+
+
+def _sums_over_partial_order(differences: dict[Any, dict[Hashable, int]], versions: list) -> Result:
+    """Tuples: each version's sum starts from the sum made last at a version below it.
+
+    Sound because ``base <= version`` means every difference ``<= base`` is
+    also ``<= version``: only the differences ``<= version`` that ``base``
+    lacks are added. Visiting versions in ``_version_key`` order makes every
+    version below this one already made; the one made just before need not be
+    below it, hence the search back.
+    """
+    sums: Result = {}
+    lacking: dict[Any, list] = {}  # a made version -> the difference versions its sum leaves out
+    for version in sorted(set(versions), key=_version_key):
+        base = next((made for made in reversed(sums) if less_equal(made, version)), None)
+        totals = dict(sums[base]) if base is not None else {}
+        rest = []
+        for other in lacking[base] if base is not None else differences:
+            if less_equal(other, version):
+                _add(totals, differences[other])
+            else:
+                rest.append(other)
+        sums[version], lacking[version] = totals, rest
+    return sums
+
+
+def _add(totals: dict[Hashable, int], difference: dict[Hashable, int]) -> None:
+    """Add ``difference`` into ``totals`` in place, dropping records whose total reaches zero."""
+    for record, multiplicity in difference.items():
+        total = totals.get(record, 0) + multiplicity
+        if total:
+            totals[record] = total
+        else:
+            totals.pop(record, None)
 
 
 def new_builder(stage: ModuleType, zero: Any = 0) -> Any:
