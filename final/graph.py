@@ -320,7 +320,7 @@ class Graph:
             self._status.failure = f"{type(error).__name__} in {operator.label if operator else 'the graph'}"
             for session in self._sessions:
                 session._current = None  # its next change looks at the status, and is refused
-            error.add_note("The graph is broken now and refuses to run again: build it anew.")
+            error.add_note("The graph is broken now: it refuses to run or take input. Build it again.")
             raise
         for output in self._outputs:
             output._read()

@@ -193,6 +193,30 @@ class Operator:
         fused = "".join(f" + {name}" for name in self.fused_names)
         return f"{self.name}{fused} #{self.number}"
 
+    def applied(self, logic: Logic, version: Version, updates: list[Update]) -> list:
+        """``logic`` on ``updates`` at ``version``, all of it, before anything is sent.
+
+        Raises:
+            FunctionError: a user's function in ``logic`` raised; the message
+                names this operator and the first record it raises on.
+        """
+        try:
+            return list(logic(version, updates))
+        except DataflowError:
+            raise
+        except Exception as error:
+            culprit = ""
+            for update in updates:  # a linear logic works update by update: find the one it fails on
+                try:
+                    list(logic(version, [update]))
+                except Exception:  # any exception marks the culprit
+                    culprit = f" on the record {update[0]!r}"
+                    break
+            raise FunctionError(
+                f"{self.label} failed at version {version}{culprit}: your function raised "
+                f"{type(error).__name__}: {error}"
+            ) from error
+
     def _check_pairs(self, message: DataMessage) -> None:
         """Refuse ``message`` unless its records are ``(key, value)`` pairs of hashables; nothing changes."""
         try:
@@ -213,8 +237,7 @@ class Operator:
                 raise error
             raise type(error)(f"{self.label}, {where}: {error}") from error
         raise FunctionError(
-            f"{self.label} failed {where}: your function raised {type(error).__name__}: {error}. "
-            f"The graph is broken now; fix the function and build the graph again"
+            f"{self.label} failed {where}: your function raised {type(error).__name__}: {error}"
         ) from error
 
     def _meet_of_inputs(self) -> Antichain:
@@ -276,7 +299,7 @@ class Operator:
             if updates:
                 self.output._send(version, Collection._trusted(updates))
             return
-        for output_version, output in applied(self._then, version, updates, self.fused_names):
+        for output_version, output in self.applied(self._then, version, updates):
             if output:
                 self.output._send(output_version, Collection._trusted(output))
 
@@ -382,31 +405,6 @@ class BinaryOperator(Operator):
     With versions, a difference no longer waits for its partner from the other
     input: each is handled as it arrives, labelled with its version.
     """
-
-
-def applied(logic: Logic, version: Version, updates: list[Update], names: list[str]) -> list:
-    """``logic`` on ``updates`` at ``version``, all of it, before anything is sent.
-
-    Raises:
-        FunctionError: a user's function in ``logic`` (the linear operators
-            ``names``) raised; the message names the first record it raises on.
-    """
-    try:
-        return list(logic(version, updates))
-    except DataflowError:
-        raise
-    except Exception as error:
-        culprit = ""
-        for update in updates:  # a linear logic works update by update: find the one it fails on
-            try:
-                list(logic(version, [update]))
-            except Exception:  # any exception marks the culprit
-                culprit = f" on the record {update[0]!r}"
-                break
-        raise FunctionError(
-            f"{' + '.join(names)} failed at version {version}{culprit}: your function raised "
-            f"{type(error).__name__}: {error}. The graph is broken now; fix the function and build the graph again"
-        ) from error
 
 
 def _followed_by(first: Logic, then: Logic) -> Logic:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..collection import Collection
 from ..order import Antichain, Version
-from .base import BinaryOperator, Logic, UnaryOperator, applied
+from .base import BinaryOperator, Logic, UnaryOperator
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -39,7 +39,7 @@ class LinearUnaryOperator(UnaryOperator):
         return 1 + self.absorbed
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        for output_version, updates in applied(self._logic, version, collection._updates, [self.name]):
+        for output_version, updates in self.applied(self._logic, version, collection._updates):
             self.send(output_version, updates)
 
 
