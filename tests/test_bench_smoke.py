@@ -45,3 +45,30 @@ def test_instruction_counts_run() -> None:
         pytest.skip("valgrind is not installed: bench_instructions counts instructions with its callgrind")
     load, update = bench_instructions.measure("final", "count by key", 50, 2)
     assert load > 0 and update > 0
+
+
+def test_sessions_bench_runs_and_its_ways_agree() -> None:
+    from tests.bench import bench_sessions
+
+    rows = bench_sessions.measure(n=200, count=300, batch=40)
+    assert [workload.name for workload, _ in rows] == [
+        "count by key, count()", "count by key, count_total()", "join"]
+    for workload, timings in rows:
+        assert list(timings) == ["batched", "one per version", "plain dicts"]
+        assert len({timing.checksum for timing in timings.values()}) == 1, workload.name
+    assert rows[0][1]["batched"].checksum == rows[1][1]["batched"].checksum  # count() and count_total() agree
+    assert "| join |" in bench_sessions.table(rows, 200, 40)
+
+
+def test_sessions_bench_refuses_ways_that_disagree(monkeypatch) -> None:
+    from tests.bench import bench_sessions
+
+    count_floor = bench_sessions.count_floor
+
+    def off_by_one() -> object:
+        apply = count_floor()
+        return lambda changes: apply(changes[1:])  # drops each version's first change
+
+    monkeypatch.setattr(bench_sessions, "count_floor", off_by_one)
+    with pytest.raises(AssertionError, match="the ways' outputs differ"):
+        bench_sessions.measure(n=100, count=100, batch=20)
