@@ -130,7 +130,7 @@ class Reduce(Holding, UnaryOperator):
         times = self._times
         for key in touched:  # a key with nothing left in either index is as good as never seen
             if key not in inputs and key not in outputs:
-                pass  # times.pop(key, None)
+                times.pop(key, None)
 
     def _changes(
         self, values: dict[Any, Multiplicity], output: dict[Any, Multiplicity] | None, version: Version, key: Any
