@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 import v2
-from tests.harness import as_frontier, build_graph, frontier_after, stage_module
+from tests.harness import as_frontier, build_graph, frontier_after, operators, stage_module
 
 
 def test_v2_map_filter_graph_debug_output() -> None:
@@ -49,9 +49,22 @@ def test_v2_concat_waits_for_both_inputs() -> None:
     assert list(reader.drain()) == [C([("a2", 1), ("b2", 1)]), C([("a3", 1), ("b3", 1)])]
 
 
-def pairs(values) -> list[tuple]:
-    """An index's values at one version as ``(value, multiplicity)`` pairs: final keeps a dict, v3..v5 a list."""
-    return list(values.items()) if isinstance(values, dict) else list(values)
+def entries(index, key) -> dict:
+    """``key``'s entries in an index, version -> sorted ``(value, multiplicity)`` pairs.
+
+    final's ``Index.versions`` shows them; v3..v5 keep to document 002's API,
+    which has none, so their ``_values`` are read (a list per version, a dict in final).
+    """
+    versions = index.versions(key) if hasattr(index, "versions") else index._values[key]
+    return {version: sorted(dict(values).items()) for version, values in versions.items()}
+
+
+def join_index(join, side: int):
+    """The index a join keeps of input ``side``: final shows it (``Join.indexes``), v3..v5 keep ``_indexes``."""
+    if hasattr(join, "indexes"):
+        (index,) = join.indexes(side)
+        return index
+    return join._indexes[side]
 
 
 def message_reader(stage: str, reader) -> Callable[[], list[tuple]]:
@@ -150,11 +163,11 @@ def test_index_compaction_merges_versions_the_frontier_passed(stage: str) -> Non
     # y alternates +1, -1: it cancels by version 3 and is back at version 4.
     assert index.reconstruct_at("k", V(3)) == [("x", 4)]
     assert index.reconstruct_at("k", V(4)) == [("x", 5), ("y", 1)]
-    assert sorted(index._values["k"], key=V.sort_key) == [V(3), V(4)]
+    assert sorted(entries(index, "k"), key=V.sort_key) == [V(3), V(4)]
     # A later change to the key (v5 compacts a key only when it changes) and a frontier past everything.
     index.add_value("k", V(6), ("x", 1))
     index.compact(as_frontier(module, V(10)))
-    assert list(index._values["k"]) == [V(10)] and sorted(pairs(index._values["k"][V(10)])) == [("x", 6), ("y", 1)]
+    assert entries(index, "k") == {V(10): [("x", 6), ("y", 1)]}
 
 
 @pytest.mark.since("v3")
@@ -183,8 +196,5 @@ def test_join_indexes_stay_small_under_repeated_updates(stage: str) -> None:
         write_a.send_frontier(V(version + 1))
         write_b.send_frontier(V(version + 1))
         graph.step()
-    join = graph._operators[0]
-    # v3..v5 keep two indexes; final keeps a side object per input, each with its own index here.
-    indexes = join._indexes if hasattr(join, "_indexes") else [side.index for side in join._sides]
-    left = indexes[0]._values["k"]
-    assert len(left) == 1 and [pairs(values) for values in left.values()] == [[(199, 1)]]
+    (join,) = operators(graph)
+    assert list(entries(join_index(join, 0), "k").values()) == [[(199, 1)]]

@@ -110,8 +110,8 @@ def test_delta_join_arranges_only_its_inputs(stage: str) -> None:
 
     module = stage_module(stage)
     _, _, graph = build_graph(module, enrich_delta, 4)
-    (delta,) = [operator for operator in graph._operators if type(operator).__name__ == "DeltaJoin"]
-    assert sorted(target for target, _ in delta._arrangements) == [0, 1, 1, 2, 2, 3]
+    (delta,) = [operator for operator in graph.operators if operator.name == "join_many"]
+    assert delta.arranged_inputs == [0, 1, 1, 2, 2, 3]
 
 
 @pytest.mark.since("final")
@@ -136,11 +136,13 @@ def test_three_hops_build_one_arrangement_of_links(stage: str) -> None:
     from tests.harness import build_graph, stage_module
 
     _, _, graph = build_graph(stage_module(stage), three_hops, 2)
-    kinds = [type(operator).__name__ for operator in graph._operators]
-    assert kinds.count("Arrange") == 1 and kinds.count("Join") == 3
-    joins = [operator for operator in graph._operators if type(operator).__name__ == "Join"]
-    shared = {id(join._sides[1].arrangement) for join in joins}
-    assert len(shared) == 1 and all(not hasattr(join._sides[1], "index") for join in joins)
+    names = [operator.name for operator in graph.operators]
+    assert names.count("arrange") == 1 and names.count("join") == 3
+    (arrange,) = [operator for operator in graph.operators if operator.name == "arrange"]
+    joins = [operator for operator in graph.operators if operator.name == "join"]
+    # Every join reads links (its second input) through the one arrangement, and indexes none of its own.
+    assert all(join.arrangements[1] is arrange.arrangement for join in joins)
+    assert all(join.indexes(1)[0] is joins[0].indexes(1)[0] for join in joins)
 
 
 pairs = st.tuples(st.integers(0, 3), st.integers(0, 3))
@@ -189,7 +191,7 @@ def test_arrangement_stays_small_under_churn(stage: str) -> None:
     module = stage_module(stage)
     V, C = module.Version, module.Collection
     (left, right), reader, graph = build_graph(module, lambda a, b: a.join(b.arrange()), 2)
-    arrange = next(operator for operator in graph._operators if type(operator).__name__ == "Arrange")
+    arrange = next(operator for operator in graph.operators if operator.name == "arrange")
     current = {key: key for key in range(20)}
     right.send_data(V(0), C([((key, value), 1) for key, value in current.items()]))
     sizes = []

@@ -103,7 +103,7 @@ def chain_without_explode(collection):
 def test_a_chain_of_linear_operators_is_one_operator(stage: str) -> None:
     module = stage_module(stage)
     _, _, fused = build_graph(module, chain, 1)
-    assert len(fused._operators) == 1
+    assert len(fused.operators) == 1
 
     def read_in_the_middle(collection):
         middle = collection.map(lambda r: r)
@@ -112,4 +112,4 @@ def test_a_chain_of_linear_operators_is_one_operator(stage: str) -> None:
 
     _, _, split = build_graph(module, read_in_the_middle, 1)
     # A user reads the map's output, so it stays an operator; the chain after it still fuses into one.
-    assert len(split._operators) == 2
+    assert len(split.operators) == 2

@@ -81,6 +81,11 @@ class Join(BinaryOperator):
         # A side read through a shared arrangement was checked by the operator that arranged it.
         self.needs_pairs = any(arrangement is None for arrangement in arrangements)
 
+    def indexes(self, side: int) -> list[Index]:
+        """The indexes that together hold what input ``side`` has sent so far (its own, or a shared
+        arrangement's), read-only."""
+        return self._sides[side].parts()
+
     @property
     def arrangements(self) -> tuple[Arrangement | None, Arrangement | None]:
         """The shared arrangement each side reads, or None for a side that indexes its own input."""
