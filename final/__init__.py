@@ -21,7 +21,12 @@ stage concept, and what the documents add beyond document 002:
   over totally ordered versions merges each key's history in place, and a
   loop ends as soon as nothing inside it holds data (``Feedback``), instead
   of stepping through every iteration as v5 does;
-- ``final.viz``: graphviz diagrams and product-order plots.
+- ``final.viz``: graphviz diagrams and product-order plots;
+- for programs rather than lessons (``final.sessions``): input sessions that
+  buffer changes and send a version's worth at once, ``Output`` handles that
+  answer for any finished version, ``graph.run()``, names on inputs, outputs
+  and operators, a read-only view of the graph's shape, and failures that
+  break the graph loudly instead of leaving it wrong (``final.errors``).
 
 Everything v5 computes, final computes the same: it runs the whole shared suite.
 """

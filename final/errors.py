@@ -3,6 +3,14 @@
 Every error subclasses ``DataflowError`` and the builtin it refines, so callers
 may catch either (the README's section on errors). Messages name the operator, show
 the offending value and say how to fix the call.
+
+While a graph runs, an error is one of two kinds. A difference an operator
+cannot take is refused before the operator changes anything (a
+``RecordError``), and the graph stays usable. Anything else (a user's function
+raising, arriving as a ``FunctionError``; a malformed result; no fixed point)
+may leave an operator half way through a version, so the graph is broken and
+refuses every further call that would run or feed it (``BrokenGraphError``);
+what its outputs finished before is still right.
 """
 
 from __future__ import annotations

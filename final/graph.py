@@ -255,6 +255,11 @@ class Graph:
             output._graph = self
 
     @property
+    def failure(self) -> str | None:
+        """None while the graph is sound; after an error broke it, which error, in which operator."""
+        return self._status.failure
+
+    @property
     def operators(self) -> tuple[Operator, ...]:
         """The operators, in topological order (linear operators fused into others are not among them)."""
         return tuple(self._operators)

@@ -143,6 +143,7 @@ class InputSession:
             FrontierError: ``version`` is behind the current version.
             BrokenGraphError: the graph failed earlier.
         """
+        self._writer._status.check(f"advance input {self.name!r}")
         version = as_version(version, self._writer.like, "the version to advance to")
         if not self.frontier.less_equal_version(version):
             raise FrontierError(
@@ -265,12 +266,15 @@ class Output:
         version = as_version(version, self._like, "the version read")
         self._read()
         if self._frontier.less_equal_version(version):
-            behind = self._graph.behind(version) if self._graph is not None else []
+            graph = self._graph
+            behind = graph.behind(version) if graph is not None else []
             holding = ", ".join(f"input {writer.name!r} (frontier {writer.frontier})" for writer in behind)
-            advice = (
-                f"{holding} still allows it: advance it past {version}, then graph.run()" if holding
-                else "run the graph (graph.run()) until it is"
-            )
+            if graph is not None and graph.failure is not None:
+                advice = f"the graph failed earlier ({graph.failure}), so it never will; build the graph again"
+            elif holding:
+                advice = f"{holding} still allows it: advance it past {version}, then graph.run()"
+            else:
+                advice = "run the graph (graph.run()) until it is"
             raise VersionError(
                 f"output {self.name!r} has not finished version {version} (its frontier is {self._frontier}), "
                 f"so it may still change: {advice}"

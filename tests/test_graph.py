@@ -1,6 +1,6 @@
 """How the dataflow stages deliver: what v2's lockstep costs, and what v3's versions buy.
 
-Expected behaviours come from shared/seeds/002_74f1d5592741c2fb.txt, "v2:
+Expected behaviours come from document 002, "v2:
 Constructing dataflow graphs" and "v3: Versions and frontiers".
 """
 

@@ -1,4 +1,4 @@
-"""Misuse gets a specific exception whose message says what to do (shared/DESIGN.md, section 9).
+"""Misuse gets a specific exception whose message says what to do (the README, "Errors").
 
 And a failed call leaves the graph usable: valid data sent afterwards comes
 out exactly as if the bad call had never been made.

@@ -184,7 +184,10 @@ class Operator:
 
     @property
     def kind(self) -> str:
-        """The family of operator it is (``reduce`` for ``count`` and ``distinct`` too, ``join``, ...)."""
+        """The family of operator it is (``reduce`` for ``count`` and ``distinct`` too, ``join``, ...).
+
+        The class's name in lower case; a subclass may name its family with a class attribute instead.
+        """
         return type(self).__name__.lower()
 
     @property

@@ -221,6 +221,8 @@ class DeltaJoin(Operator):
     input ``j`` by ``key(record)``.
     """
 
+    kind = "join_many"
+
     def __init__(self, inputs: list, output: DifferenceStreamWriter, constraints: list[Constraint]) -> None:
         super().__init__(inputs, output)
         self._plans = [_plan(start, len(inputs), constraints) for start in range(len(inputs))]

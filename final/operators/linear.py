@@ -29,6 +29,8 @@ class LinearUnaryOperator(UnaryOperator):
     are fused into it (``Operator.absorb``).
     """
 
+    kind = "linear"
+
     def __init__(self, inputs: list, output: DifferenceStreamWriter, logic: Logic) -> None:
         super().__init__(inputs, output)
         self._logic = logic
