@@ -179,7 +179,9 @@ class Output:
 
     Invariant: ``_changes`` maps every finished version at which the output
     changed to its consolidated change (``{record: multiplicity}``, no
-    zeros); ``_snapshot`` is their sum; ``_open`` holds what arrived at
+    zeros); ``_snapshot`` is the sum of all of them but those in
+    ``_unfolded`` (added when ``snapshot()`` asks, so a program that never
+    asks does not pay for it per record); ``_open`` holds what arrived at
     versions not finished yet; ``_unannounced`` the finished versions whose
     callbacks have not run yet, in order.
     """
@@ -195,6 +197,7 @@ class Output:
         self._open = Pending(self._like, dict)
         self._changes: dict[Version, dict[Record, int]] = {}
         self._snapshot: dict[Record, int] = {}
+        self._unfolded: list[Version] = []
         self._callbacks: list[Callable[[Version, dict[Record, int]], None]] = []
         self._unannounced: list[Version] = []
         self._graph: Graph | None = None
@@ -260,7 +263,12 @@ class Output:
         """The sum of the changes at every finished version: with one coordinate, the collection as of the
         last finished version."""
         self._read()
-        return dict(self._snapshot)
+        snapshot = self._snapshot
+        for version in self._unfolded:
+            for record, multiplicity in self._changes[version].items():
+                add_multiplicity(snapshot, record, multiplicity)
+        self._unfolded = []
+        return dict(snapshot)
 
     def _finished(self, version: Any) -> Version:
         version = as_version(version, self._like, "the version read")
@@ -287,8 +295,13 @@ class Output:
         for message in self._reader.drain():
             if type(message) is DataMessage:
                 changes = self._open.at(message.version)
+                get = changes.get
                 for record, multiplicity in message.collection._updates:
-                    add_multiplicity(changes, record, multiplicity)
+                    total = get(record, 0) + multiplicity  # add_multiplicity, inlined: once per record
+                    if total:
+                        changes[record] = total
+                    else:
+                        changes.pop(record, None)
             else:
                 self._frontier = self._frontier.apply(message)
                 moved = True
@@ -296,8 +309,7 @@ class Output:
             for version, changes in self._open.pop_finished(self._frontier):
                 if changes:
                     self._changes[version] = changes
-                    for record, multiplicity in changes.items():
-                        add_multiplicity(self._snapshot, record, multiplicity)
+                    self._unfolded.append(version)
                     if self._callbacks:
                         self._unannounced.append(version)
         self._announce()
