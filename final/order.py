@@ -1,7 +1,7 @@
 """Versions and frontiers, partially ordered: the product order, and antichains.
 
-In v5 a version is a tuple of non-negative ints ordered coordinate by
-coordinate: ``(i1, i2) <= (j1, j2)`` when ``i1 <= j1`` and ``i2 <= j2``. So
+A version is a tuple of non-negative ints ordered coordinate by
+coordinate (as in v5): ``(i1, i2) <= (j1, j2)`` when ``i1 <= j1`` and ``i2 <= j2``. So
 ``(1, 0)`` and ``(0, 1)`` are incomparable, which is exactly what a loop
 needs: iteration 2 of input version 1 must not see iteration 2 of version 0
 as its past unless it is ``<=`` it. Any two versions still have a least upper
@@ -47,8 +47,8 @@ class Version(tuple):
     """A logical time: a non-empty tuple of non-negative ints, ordered coordinate by coordinate.
 
     ``Version(3)`` is short for ``Version((3,))``. ``<`` is not defined on
-    purpose (later stages have incomparable versions): use ``less_equal`` and
-    ``less_than``. Only versions with the same number of coordinates compare.
+    purpose (versions with several coordinates may be incomparable): use
+    ``less_equal`` and ``less_than``. Only versions with the same number of coordinates compare.
     A Version equals the plain tuple of its coordinates.
     """
 

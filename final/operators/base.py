@@ -403,10 +403,11 @@ class UnaryOperator(Operator):
 
 
 class BinaryOperator(Operator):
-    """An operator with two inputs.
+    """An operator with two inputs, each difference handled as it arrives, labelled with its version.
 
-    With versions, a difference no longer waits for its partner from the other
-    input: each is handled as it arrives, labelled with its version.
+    Its output frontier is the meet of the two input frontiers
+    (``Operator._on_input_frontier``): a version is finished only when both
+    inputs have finished it.
     """
 
 
