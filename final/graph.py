@@ -729,6 +729,11 @@ class DifferenceStreamBuilder:
             by_version: dict[Version, list] = {}
             for record, m in updates:
                 for value, at, d in f(record):
+                    if type(d) is not int:
+                        raise RecordError(
+                            f"join_function's function must yield (value, version, int multiplicity), but yielded "
+                            f"the multiplicity {d!r} for the record {record!r}"
+                        )
                     joined = version.join(as_version(at, like))
                     by_version.setdefault(joined, []).append((value, m * d))
             return list(by_version.items())

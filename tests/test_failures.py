@@ -135,13 +135,15 @@ def test_a_refused_difference_leaves_the_graph_usable() -> None:
          r"explode's function must yield int multiplicities, but one came out as 0.5"),
         (lambda c: c.explode(lambda r: [r]), ["r"], RecordError,
          r"explode #0 failed|explode's function must yield \(value, multiplicity\) pairs, but yielded 'r'"),
+        (lambda c: c.join_function(lambda r: [(r, 2, 0.5)]), ["r"], RecordError,
+         r"join_function #0, .*yielded the multiplicity 0.5 for the record 'r'"),
         (lambda c: c.min(), [("k", 1), ("k", "one")], RecordError, r"min compares a key's values"),
         (lambda c: c.sum(), [("k", 1), ("k", None)], RecordError, r"sum #0, .*sum adds numbers, but the values"),
         (lambda c: c.map(lambda r: 1 / 0), ["r"], FunctionError,
          r"map #0 failed at version Version\(0\) on the record 'r': your function raised ZeroDivisionError"),
     ],
     ids=["reduce-float", "reduce-non-pair", "reduce-unhashable", "threshold-float", "explode-float",
-         "explode-non-pair", "min-mixed", "sum-none", "map-raises"],
+         "explode-non-pair", "join-function-float", "min-mixed", "sum-none", "map-raises"],
 )
 def test_malformed_results_name_the_operator_and_break_the_graph(program, records, error, match) -> None:
     (session,), _, graph = build(program)
