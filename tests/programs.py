@@ -70,3 +70,14 @@ ITERATIVE: dict[str, Any] = {
     "connected_components": connected_components,
     "doubling_to_fifty": doubling_to_fifty,
 }
+
+
+def reachability_sessions() -> tuple:
+    """``(roots, edges, reached, graph)``: reachability on final, fed by two input sessions, its output kept."""
+    from final import GraphBuilder
+
+    builder = GraphBuilder(0)
+    roots, root_session = builder.new_session("roots")
+    edges, edge_session = builder.new_session("edges")
+    reached = reachability(roots, edges).output("reached")
+    return root_session, edge_session, reached, builder.finalize()

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import final
 from final import FrontierError, GraphBuilder, GraphError, RecordError, VersionError
-from tests.catalog import reachable
 from tests.harness import run
+from tests.programs import reachability_sessions
 from tests.strategies import any_history
 
 
@@ -96,11 +96,7 @@ def test_versions_may_be_plain_ints_and_tuples() -> None:
 
 
 def test_reachability_with_deletions() -> None:
-    builder = GraphBuilder(0)
-    roots, root_session = builder.new_session("roots")
-    edges, edge_session = builder.new_session("edges")
-    reached = reachable(roots, edges).output("reached")
-    graph = builder.finalize()
+    root_session, edge_session, reached, graph = reachability_sessions()
     root_session.insert(1)
     for edge in [(1, 2), (2, 3), (3, 4), (5, 6)]:
         edge_session.insert(edge)
@@ -236,11 +232,7 @@ def test_readable_reprs() -> None:
 
 def test_the_graph_shows_its_shape() -> None:
     """The public view: operators in topological order, inputs and outputs by name, edges, scopes."""
-    builder = GraphBuilder(0)
-    roots, _ = builder.new_session("roots")
-    edges, _ = builder.new_session("edges")
-    output = reachable(roots, edges).output("reached")
-    graph = builder.finalize()
+    *_, output, graph = reachability_sessions()
     assert [writer.name for writer in graph.inputs] == ["roots", "edges"] and graph.outputs == (output,)
     numbers = {id(operator): operator.number for operator in graph.operators}
     assert [operator.number for operator in graph.operators] == list(range(len(graph.operators)))

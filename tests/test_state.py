@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from final import GraphBuilder
-from tests.catalog import reachable
+from tests.programs import reachability_sessions
 
 VERSIONS = 4_000
 CHECKPOINT = 1_003
@@ -75,11 +75,7 @@ def test_state_stays_the_same_size_under_key_churn(name: str, dimensions: int) -
 
 def test_sliding_reachability_keeps_a_constant_state() -> None:
     """The root and its two edges move on every version: reachability's loop holds what it did."""
-    builder = GraphBuilder(0)
-    roots, root_session = builder.new_session("roots")
-    edges, edge_session = builder.new_session("edges")
-    reached = reachable(roots, edges).output("reached")
-    graph = builder.finalize()
+    root_session, edge_session, reached, graph = reachability_sessions()
     checkpoint = []
     for version in range(VERSIONS):
         root_session.insert(version)
