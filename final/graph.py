@@ -633,13 +633,16 @@ class DifferenceStreamBuilder:
         return self._writer.new_reader()
 
     def output(
-        self, name: str | None = None, on_version: Callable[[Version, dict[Record, int]], None] | None = None
+        self, name: str | None = None, on_version: Callable[[Version, dict[Record, int]], None] | None = None,
+        history: bool = True,
     ) -> Output:
         """An ``Output`` handle that keeps this stream's consolidated result, version by version.
 
         ``name`` (by default ``output0``, ...) is what diagrams and messages
         call it; ``on_version(version, changes)`` is called for every version
         at which the result changed, once the version is finished, in order.
+        With ``history=False`` only the current snapshot is kept, for
+        programs that run for many versions.
 
         Raises:
             GraphError: the graph is already finalized, the name is taken, or
@@ -654,7 +657,7 @@ class DifferenceStreamBuilder:
                 "take the output of the stream iterate returns"
             )
         name = builder._checked_name(name, f"output{len(builder._outputs)}", "output")
-        output = Output(self._writer.new_reader(), name, on_version)
+        output = Output(self._writer.new_reader(), name, on_version, history)
         builder._outputs.append(output)
         return output
 

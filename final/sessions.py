@@ -177,21 +177,29 @@ class InputSession:
 class Output:
     """One stream's result, consolidated, read version by version as its frontier passes them.
 
+    With ``history=False`` it keeps only the snapshot: each finished
+    version's change is folded into it at once (and handed to the callbacks),
+    so its memory follows the live result, not the number of versions;
+    ``changes`` and ``at`` are then refused.
+
     Invariant: ``_changes`` maps every finished version at which the output
-    changed to its consolidated change (``{record: multiplicity}``, no
-    zeros); ``_snapshot`` is the sum of all of them but those in
-    ``_unfolded`` (added when ``snapshot()`` asks, so a program that never
-    asks does not pay for it per record); ``_open`` holds what arrived at
+    changed (with ``history=False``: whose callbacks have not run yet) to its
+    consolidated change (``{record: multiplicity}``, no zeros); ``_snapshot``
+    is the sum of every such change but those in ``_unfolded`` (added when
+    ``snapshot()`` asks, so a program that never asks does not pay for it
+    per record); ``_open`` holds what arrived at
     versions not finished yet; ``_unannounced`` the finished versions whose
     callbacks have not run yet, in order.
     """
 
     def __init__(
         self, reader: DifferenceStreamReader, name: str,
-        on_version: Callable[[Version, dict[Record, int]], None] | None = None,
+        on_version: Callable[[Version, dict[Record, int]], None] | None = None, history: bool = True,
     ) -> None:
         self._reader = reader
         self.name = name
+        self.history = history
+        """Whether it keeps every finished version's change, to answer ``changes`` and ``at`` for any."""
         self._frontier = reader.frontier
         self._like = reader._writer.like
         self._open = Pending(self._like, dict)
@@ -233,6 +241,7 @@ class Output:
 
     def versions(self) -> list[Version]:
         """The finished versions at which the output changed, in order."""
+        self._check_history()
         self._read()
         return sorted(self._changes, key=tuple)
 
@@ -263,14 +272,26 @@ class Output:
         """The sum of the changes at every finished version: with one coordinate, the collection as of the
         last finished version."""
         self._read()
+        self._fold()
+        return dict(self._snapshot)
+
+    def _fold(self) -> None:
+        """Add the changes not in the snapshot yet to it."""
         snapshot = self._snapshot
         for version in self._unfolded:
             for record, multiplicity in self._changes[version].items():
                 add_multiplicity(snapshot, record, multiplicity)
         self._unfolded = []
-        return dict(snapshot)
+
+    def _check_history(self) -> None:
+        if not self.history:
+            raise GraphError(
+                f"output {self.name!r} keeps no history (it was made with history=False): read snapshot(), "
+                f"or take each version's changes in an on_version callback"
+            )
 
     def _finished(self, version: Any) -> Version:
+        self._check_history()
         version = as_version(version, self._like, "the version read")
         self._read()
         if self._frontier.less_equal_version(version):
@@ -312,6 +333,10 @@ class Output:
                     self._unfolded.append(version)
                     if self._callbacks:
                         self._unannounced.append(version)
+            if not self.history:
+                self._fold()
+                announcing = set(self._unannounced)
+                self._changes = {version: self._changes[version] for version in self._changes if version in announcing}
         self._announce()
 
     def _announce(self) -> None:
@@ -323,9 +348,15 @@ class Output:
                 try:
                     callback(version, dict(self._changes[version]))
                 except Exception as error:
-                    del self._unannounced[0]
+                    self._announced()
                     raise FunctionError(
                         f"output {self.name!r}'s callback raised {type(error).__name__}: {error} at version "
                         f"{version}; the output is as it was, and later versions are announced at the next read"
                     ) from error
-            del self._unannounced[0]
+            self._announced()
+
+    def _announced(self) -> None:
+        """The first unannounced version has been handed to the callbacks: without history, it is dropped."""
+        version = self._unannounced.pop(0)
+        if not self.history:
+            del self._changes[version]

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from final import GraphBuilder
+from final import GraphBuilder, GraphError
 from tests.programs import reachability_sessions
 
 VERSIONS = 4_000
@@ -92,3 +92,23 @@ def test_sliding_reachability_keeps_a_constant_state() -> None:
             checkpoint = graph.state_sizes()
     assert reached.changes(VERSIONS - 1) == {VERSIONS - 2: -1, VERSIONS + 1: 1}
     assert graph.state_sizes() == checkpoint
+
+
+def test_an_output_without_history_keeps_only_the_snapshot() -> None:
+    """``output(history=False)`` folds each finished version into its snapshot: its memory follows the live
+    result, and every version's change still reaches the callback."""
+    seen: list = []
+    builder = GraphBuilder(0)
+    stream, session = builder.new_session()
+    output = stream.count().output(history=False, on_version=lambda version, changes: seen.append(changes))
+    graph = builder.finalize()
+    for version in range(VERSIONS):
+        for record, multiplicity in churn(version):
+            session.update(record, multiplicity)
+        session.advance_to(version + 1)
+        graph.run()
+        assert output.snapshot() == {(version, 1): 1}
+    assert len(seen) == VERSIONS and seen[-1] == {(VERSIONS - 2, 1): -1, (VERSIONS - 1, 1): 1}
+    assert repr(output).endswith("versions=0)")
+    with pytest.raises(GraphError, match=r"keeps no history .* read snapshot"):
+        output.at(VERSIONS - 1)
