@@ -89,17 +89,7 @@ class InputSession:
         current = self._current
         if current is None:
             current = self._at(self.version)
-        if type(diff) is not int:
-            raise RecordError(f"the change to {record!r} must be an int multiplicity, not {diff!r}; e.g. insert(r, 2)")
-        try:
-            total = current.get(record, 0) + diff
-        except TypeError:
-            hashable(record, f"input {self.name!r}")
-            raise
-        if total:
-            current[record] = total
-        else:
-            current.pop(record, None)
+        _add(current, record, diff, self)
 
     def update_at(self, record: Record, version: Version | int | tuple[int, ...], diff: int) -> None:
         """Change ``record``'s multiplicity by ``diff`` at ``version``, which the frontier must allow.
@@ -114,14 +104,7 @@ class InputSession:
                 f"a change to input {self.name!r} at {version}, but its frontier is already {self.frontier}: "
                 f"that version is finished. Change it at a version the frontier allows"
             )
-        if version == self.version:
-            self.update(record, diff)
-            return
-        saved, self._current = self._current, self._at(version)
-        try:
-            self.update(record, diff)
-        finally:
-            self._current = saved
+        _add(self._at(version), record, diff, self)
 
     def flush(self) -> None:
         """Send every buffered change, one collection per version; the frontier stays where it is.
@@ -132,8 +115,8 @@ class InputSession:
         self._writer._status.check(f"flush input {self.name!r}")
         buffer, self._buffer, self._current = self._buffer, {}, None
         for version, changes in sorted(buffer.items(), key=lambda item: tuple(item[0])):
-            if changes:
-                self._writer._send(version, Collection._trusted(list(changes.items())))
+            if changes:  # send_data checks the version again: the frontier may have moved by the writer since
+                self._writer.send_data(version, Collection._trusted(list(changes.items())))
 
     def advance_to(self, version: Version | int | tuple[int, ...]) -> None:
         """Send the buffered changes and move to ``version``: every version before it is finished.
@@ -172,6 +155,25 @@ class InputSession:
         if version == self.version:
             self._current = changes
         return changes
+
+
+def _add(changes: dict[Record, int], record: Record, diff: int, session: InputSession) -> None:
+    """Add ``diff`` to ``record``'s change buffered in ``session``, dropping it at zero.
+
+    Raises:
+        RecordError: ``diff`` is not an int, or ``record`` is not hashable; nothing changes.
+    """
+    if type(diff) is not int:
+        raise RecordError(f"the change to {record!r} must be an int multiplicity, not {diff!r}; e.g. insert(r, 2)")
+    try:
+        total = changes.get(record, 0) + diff
+    except TypeError:
+        hashable(record, f"input {session.name!r}")
+        raise
+    if total:
+        changes[record] = total
+    else:
+        changes.pop(record, None)
 
 
 class Output:

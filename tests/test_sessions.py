@@ -193,6 +193,17 @@ def test_session_misuse_is_refused() -> None:
         session.insert("late")
 
 
+def test_a_frontier_moved_by_the_writer_past_buffered_changes_refuses_them() -> None:
+    """Changes a session holds are sent through the writer's checks: no internal assertion can fire."""
+    builder = GraphBuilder(0)
+    _, session = builder.new_session("words")
+    graph = builder.finalize()
+    session.insert("early")
+    graph.inputs[0].send_frontier(final.Version(5))
+    with pytest.raises(VersionError, match=r"data sent at Version\(0\), but the frontier is already"):
+        session.flush()
+
+
 def test_run_says_when_the_graph_does_not_go_quiet() -> None:
     builder = GraphBuilder(0)
     stream, session = builder.new_session()
