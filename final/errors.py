@@ -19,6 +19,9 @@ from __future__ import annotations
 class DataflowError(Exception):
     """Base class of every error this engine raises on purpose."""
 
+    operator: str | None = None
+    """The label of the operator it arose in, once the message names it (set while the graph runs)."""
+
 
 class RecordError(DataflowError, TypeError):
     """A record or multiplicity does not have the shape an operator needs.

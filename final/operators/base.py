@@ -215,10 +215,12 @@ class Operator:
                 except Exception:  # any exception marks the culprit
                     culprit = f" on the record {update[0]!r}"
                     break
-            raise FunctionError(
+            failure = FunctionError(
                 f"{self.label} failed at version {version}{culprit}: your function raised "
                 f"{type(error).__name__}: {error}"
-            ) from error
+            )
+            failure.operator = self.label
+            raise failure from error
 
     def _check_pairs(self, message: DataMessage) -> None:
         """Refuse ``message`` unless its records are ``(key, value)`` pairs of hashables; nothing changes."""
@@ -232,16 +234,19 @@ class Operator:
     def _fail(self, error: Exception, where: str) -> None:
         """Raise ``error`` as a failure of this operator: a ``FunctionError`` if it came from a user's function.
 
-        An engine error (a ``DataflowError``) that does not name this operator yet is raised again with
-        the operator and ``where`` in front of its message, as the same type.
+        An engine error (a ``DataflowError``) that does not name an operator yet is raised again with
+        this one and ``where`` in front of its message, as the same type.
         """
         if isinstance(error, DataflowError):
-            if f"#{self.number}" in str(error):
+            if error.operator is not None:
                 raise error
-            raise type(error)(f"{self.label}, {where}: {error}") from error
-        raise FunctionError(
-            f"{self.label} failed {where}: your function raised {type(error).__name__}: {error}"
-        ) from error
+            failure = type(error)(f"{self.label}, {where}: {error}")
+        else:
+            failure = FunctionError(
+                f"{self.label} failed {where}: your function raised {type(error).__name__}: {error}"
+            )
+        failure.operator = self.label
+        raise failure from error
 
     def _meet_of_inputs(self) -> Antichain:
         frontier = self._input_frontiers[0]
