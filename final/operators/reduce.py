@@ -138,8 +138,21 @@ class Reduce(Holding, UnaryOperator):
         """What to add to a key's ``output`` (None: it has none) to make it ``f`` of its ``values`` (both
         ``{value: multiplicity}``) at ``version``."""
         changes = {value: -multiplicity for value, multiplicity in output.items()} if output else {}
-        for value, multiplicity in self._applied(values, version, key) if values else ():
-            total = changes.get(value, 0) + multiplicity  # add_multiplicity, inlined: once per key and version
+        for pair in self._applied(values, version, key) if values else ():
+            # f's output is checked here, in the one pass that adds it up.
+            if type(pair) is not tuple or len(pair) != 2 or type(pair[1]) is not int:
+                self._fail(RecordError(
+                    f"a reduction returns (value, multiplicity) pairs with int multiplicities, but returned "
+                    f"{pair!r}; return e.g. [(value, 1)]"
+                ), f"at version {version}, key {key!r}")
+            value, multiplicity = pair
+            try:
+                total = changes.get(value, 0) + multiplicity  # add_multiplicity, inlined: once per key and version
+            except TypeError:
+                self._fail(RecordError(
+                    f"the reduction returned the unhashable value {value!r}; return tuples and frozensets "
+                    f"instead of lists, sets and dicts"
+                ), f"at version {version}, key {key!r}")
             if total:
                 changes[value] = total
             else:
@@ -147,30 +160,15 @@ class Reduce(Holding, UnaryOperator):
         return list(changes.items())
 
     def _applied(self, values: dict[Any, Multiplicity], version: Version, key: Any) -> list:
-        """``f`` of ``key``'s ``values`` at ``version``, checked to be ``(hashable value, int multiplicity)`` pairs.
+        """``f`` of ``key``'s ``values`` at ``version``.
 
         Raises:
-            FunctionError: ``f`` raised.
-            RecordError: ``f`` returned something else than such pairs.
+            FunctionError: ``f`` raised (a DataflowError it raised, such as ``min``'s, keeps its type).
         """
         try:
-            produced = list(self._f(list(values.items())))
+            return list(self._f(list(values.items())))
         except Exception as error:
             self._fail(error, f"at version {version}, key {key!r}")
-        for pair in produced:
-            if type(pair) is not tuple or len(pair) != 2 or type(pair[1]) is not int:
-                raise RecordError(
-                    f"{self.label}, at version {version}, key {key!r}: a reduction returns (value, multiplicity) "
-                    f"pairs with int multiplicities, but returned {pair!r}; return e.g. [(value, 1)]"
-                )
-            try:
-                hash(pair[0])
-            except TypeError:
-                raise RecordError(
-                    f"{self.label}, at version {version}, key {key!r}: the reduction returned the unhashable "
-                    f"value {pair[0]!r}; return tuples and frozensets instead of lists, sets and dicts"
-                ) from None
-        return produced
 
 
 class Consolidate(Holding, UnaryOperator):
