@@ -240,10 +240,8 @@ def sum_values(values: Values) -> Values:
     try:
         return [(sum(value * multiplicity for value, multiplicity in values), 1)]
     except TypeError:
-        raise RecordError(
-            f"sum adds numbers, but the values {_sample([value for value, _ in values])} do not add up; filter "
-            f"out None (SQL's NULL) first, or use sum_total(), which skips NULLs as SQL does"
-        ) from None
+        shown = _sample([value for value, _ in values])
+        raise _wrong_type(f"sum adds numbers, but the values {shown} do not add up", "sum_total()") from None
 
 
 def min_values(values: Values) -> Values:
@@ -252,8 +250,7 @@ def min_values(values: Values) -> Values:
     Raises:
         RecordError: two values do not compare (None, SQL's NULL, and a number, say).
     """
-    present = [value for value, multiplicity in values if multiplicity > 0]
-    return [(_compared(min, present, "min"), 1)] if present else []
+    return _extreme(min, values, "min")
 
 
 def max_values(values: Values) -> Values:
@@ -262,18 +259,26 @@ def max_values(values: Values) -> Values:
     Raises:
         RecordError: two values do not compare (None, SQL's NULL, and a number, say).
     """
+    return _extreme(max, values, "max")
+
+
+def _extreme(pick: Callable[[list], Value], values: Values, operator: str) -> Values:
+    """``pick`` (``min`` or ``max``) of the values with positive multiplicity, if there are any."""
     present = [value for value, multiplicity in values if multiplicity > 0]
-    return [(_compared(max, present, "max"), 1)] if present else []
-
-
-def _compared(pick: Callable[[list], Value], values: list, operator: str) -> Value:
+    if not present:
+        return []
     try:
-        return pick(values)
+        return [(pick(present), 1)]
     except TypeError:
-        raise RecordError(
-            f"{operator} compares a key's values, but {_sample(values)} do not compare with each other; filter "
-            f"out None (SQL's NULL) first, or use aggregate(), which skips NULLs as SQL does"
-        ) from None
+        problem = f"{operator} compares a key's values, but {_sample(present)} do not compare with each other"
+        raise _wrong_type(problem, "aggregate()") from None
+
+
+def _wrong_type(problem: str, instead: str) -> RecordError:
+    """The error for values a reduction cannot combine: ``problem``, and ``instead``, which skips NULLs."""
+    return RecordError(
+        f"{problem}; filter out None (SQL's NULL) first, or use {instead}, which skips NULLs as SQL does"
+    )
 
 
 def _sample(values: list) -> str:
