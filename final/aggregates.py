@@ -39,8 +39,6 @@ HASH_BITS = 64
 """Values are bucketed by a 64-bit hash, so there are HASH_BITS / BITS_PER_ROUND = 16 rounds."""
 
 _ROWS, _NON_NULL, _SUM = "rows", "non-null", "sum"
-EXACT_NUMBERS = (int, Fraction, Decimal)
-"""What ``sum_total`` adds: sums become multiplicities, which must cancel exactly (floats would not)."""
 
 
 def threshold(stream: DifferenceStreamBuilder, f: Callable[[int], int]) -> DifferenceStreamBuilder:
@@ -75,31 +73,65 @@ def count_total(stream: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
 def sum_total(stream: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
     """``(key, SUM(value))`` per key, in place and NULL-aware, as 004 describes.
 
-    Three totals per key: rows, non-NULL values, and their sum. No rows: no
-    output; rows but every value NULL (``None``): ``(key, None)``; otherwise
-    the sum. Values must be exact numbers (int, Fraction, Decimal).
+    Three kinds of totals per key: rows, non-NULL values, and their sum. No
+    rows: no output; rows but every value NULL (``None``): ``(key, None)``;
+    otherwise the sum. Values must be exact numbers (int, Fraction, Decimal),
+    so that sums cancel exactly when values are retracted.
+
+    Multiplicities are ints, so a value becomes an int multiplicity of a part
+    that says how to read it back (``_summand``): an int is itself; a Decimal
+    its digits, in a part per exponent (``3.95`` is 395 at exponent -2); a
+    Fraction its numerator, in a part per denominator.
 
     Raises:
-        RecordError: (while stepping) a value is not an exact number or None.
+        RecordError: (while stepping) a value is not an exact number or None,
+            or one key's values mix Fraction and Decimal (Python cannot add them).
     """
 
     def parts(record: Any) -> list:
         key, value = key_value(record, "sum_total")
         if value is None:
             return [((key, _ROWS), 1)]
-        if isinstance(value, bool) or not isinstance(value, EXACT_NUMBERS):
-            raise RecordError(
-                f"sum_total adds exact numbers, but got {value!r} in {record!r}; use int, Fraction or "
-                f"Decimal (for money, whole cents), or None for NULL"
-            )
-        return [((key, _ROWS), 1), ((key, _NON_NULL), 1), ((key, _SUM), value)]
+        part, amount = _summand(value, record)
+        return [((key, _ROWS), 1), ((key, _NON_NULL), 1), ((key, part), amount)]
 
     def result(totals: dict) -> Any:
         if not totals.get(_ROWS):
             return None
-        return totals.get(_SUM, 0) if totals.get(_NON_NULL) else _NULL
+        if not totals.get(_NON_NULL):
+            return _NULL
+        summands = [_SUMMANDS[part[1]](amount, part[2]) for part, amount in totals.items() if type(part) is tuple]
+        kinds = {type(summand) for summand in summands}
+        if Fraction in kinds and Decimal in kinds:
+            raise RecordError(
+                f"sum_total cannot add Fractions and Decimals in one group (here {summands!r}); use one of them"
+            )
+        return sum(summands)
 
     return _totals(stream.explode(parts), result, "sum_total")
+
+
+_SUMMANDS: dict[str, Callable[[int, int], Any]] = {
+    "int": lambda amount, _: amount,
+    "decimal": lambda digits, exponent: Decimal(digits).scaleb(exponent),
+    "fraction": lambda numerator, denominator: Fraction(numerator, denominator),
+}
+"""How ``sum_total`` reads a part's total back as a number: by kind, from the part's exponent or denominator."""
+
+
+def _summand(value: Any, record: Any) -> tuple[tuple[str, str, int], int]:
+    """``value`` as ``(part, int amount)``: the part is ``(_SUM, kind, exponent or denominator)``."""
+    if type(value) is int:
+        return (_SUM, "int", 0), value
+    if isinstance(value, Decimal) and value.is_finite():
+        exponent = value.as_tuple().exponent
+        return (_SUM, "decimal", exponent), int(value.scaleb(-exponent))
+    if isinstance(value, Fraction):
+        return (_SUM, "fraction", value.denominator), value.numerator
+    raise RecordError(
+        f"sum_total adds exact numbers, but got {value!r} in {record!r}; use int, Fraction or "
+        f"Decimal (for money, whole cents), or None for NULL"
+    )
 
 
 class _Null:

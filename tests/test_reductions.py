@@ -53,6 +53,30 @@ def test_sum_total_is_sql_sum(stage: str, history: list) -> None:
     assert run(stage, lambda c: c.sum_total(), [history]) == expected
 
 
+EXACT_VALUES = {
+    "decimal": st.one_of(*(st.decimals(-100, 100, places=places) for places in (0, 1, 2)), st.integers(-9, 9)),
+    "fraction": st.one_of(st.fractions(-10, 10, max_denominator=12), st.integers(-9, 9)),
+}
+
+
+@pytest.mark.since("final")
+@pytest.mark.parametrize("kind", EXACT_VALUES)
+@given(data=st.data())
+def test_sum_total_adds_decimals_and_fractions_exactly(stage: str, kind: str, data: st.DataObject) -> None:
+    """Money is Decimal: sums of values with different exponents (or denominators) cancel exactly on retraction."""
+    history = data.draw(table(st.tuples(st.integers(0, 2), st.one_of(st.none(), EXACT_VALUES[kind]))))
+    expected = {}
+    for version, rows in run("v0", lambda c: c, [history]).items():
+        groups: dict = {}
+        for (key, value), multiplicity in rows.items():
+            groups.setdefault(key, []).extend([value] * multiplicity)
+        expected[version] = {
+            (key, sum(v for v in values if v is not None) if any(v is not None for v in values) else None): 1
+            for key, values in groups.items()
+        }
+    assert run(stage, lambda c: c.sum_total(), [history]) == expected
+
+
 @pytest.mark.since("final")
 @given(history=table(pairs))
 def test_threshold(stage: str, history: list) -> None:
