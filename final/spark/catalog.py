@@ -1,0 +1,214 @@
+"""The pipeline's tables and queries: each query once in Spark SQL and once as a ``final/`` dataflow.
+
+A table is a list of typed columns; a record of it, on the ``final/`` side,
+is the tuple of its values in that order, with ``None`` for NULL (so a trip
+is ``(trip_id, passenger_count, fare_amount, trip_distance, pickup, dropoff)``).
+A query names the tables it reads, the SQL that computes it from scratch over
+views of those names, and ``build``, which makes the same query from input
+streams in ``final/``; both produce rows with the columns ``columns``, and the
+pipeline compares them as multisets at every version.
+
+The queries come from the documents: 004's MIN/MAX/COUNT(DISTINCT) by
+passenger count (NULL is a group); SUM/COUNT/AVG with NULLs skipped, as SQL
+does; 003's facts enriched by a chain of LEFT JOINs; and reachability by
+iteration to a fixed point (002's loops).
+
+``partition_by`` says how a query splits across Spark tasks: per input, the
+column whose hash picks the partition, or ``None`` to send the whole input
+to every partition (a broadcast, for small dimension tables). A query without
+it (reachability: a node's answer depends on every edge) runs in one process.
+
+This module imports nothing from Spark: executors import it to build the
+``final/`` side of a query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+
+from ..graph import DifferenceStreamBuilder
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table's name and its columns as ``(name, Spark SQL type)``; a record is a tuple in this order."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.columns)
+
+    @property
+    def ddl(self) -> str:
+        """The schema as Spark DDL, e.g. ``"trip_id BIGINT, passenger_count INT"``."""
+        return ", ".join(f"{name} {kind}" for name, kind in self.columns)
+
+
+TABLES = {
+    table.name: table
+    for table in [
+        # 004's taxi trips: NULL passenger counts, negative fares (refunds), NULL fares and distances.
+        Table("trips", (
+            ("trip_id", "BIGINT"), ("passenger_count", "INT"), ("fare_amount", "DECIMAL(8,2)"),
+            ("trip_distance", "DOUBLE"), ("pickup_datetime", "TIMESTAMP"), ("dropoff_datetime", "TIMESTAMP"),
+        )),
+        Table("edges", (("src", "BIGINT"), ("dst", "BIGINT"))),
+        Table("roots", (("node", "BIGINT"),)),
+        # 003's enrichment: facts -> users (user_id = id) -> addrs (addr_id = id) -> agent (zipcode = zc).
+        Table("facts", (("fact_id", "BIGINT"), ("user_id", "BIGINT"), ("amount", "DECIMAL(8,2)"))),
+        Table("users", (("id", "BIGINT"), ("name", "STRING"), ("addr_id", "BIGINT"))),
+        Table("addrs", (("id", "BIGINT"), ("street", "STRING"), ("zipcode", "INT"))),
+        Table("agent", (("zc", "INT"), ("agent_name", "STRING"))),
+    ]
+}
+
+DATASETS = {"trips": ("trips",), "graph": ("edges", "roots"), "enrichment": ("facts", "users", "addrs", "agent")}
+"""Each data set's tables."""
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query over a data set's tables, in Spark SQL and in ``final/``.
+
+    ``sql`` runs over temporary views named after ``inputs``. With
+    ``fixed_point``, ``sql`` is only the first round: the from-scratch side
+    then runs ``fixed_point`` over a view ``reached`` holding the previous
+    round, until a round adds nothing. ``build`` takes one stream per input,
+    in order, and returns the stream of result rows.
+    """
+
+    name: str
+    dataset: str
+    inputs: tuple[str, ...]
+    columns: tuple[str, ...]
+    build: Callable[..., DifferenceStreamBuilder]
+    sql: str
+    source: str
+    fixed_point: str | None = None
+    partition_by: dict[str, str | None] | None = field(default=None)
+
+
+AVERAGE_SCALE = Decimal("0.000001")
+"""Spark's AVG of DECIMAL(p, s) is DECIMAL(p + 4, s + 4), rounded half up: six places for fares."""
+
+
+def _average(total: Decimal | None, count: int) -> Decimal | None:
+    """SQL's AVG from SUM and COUNT of the non-NULL values, rounded as Spark rounds it."""
+    if not count:
+        return None
+    return (Decimal(total) / count).quantize(AVERAGE_SCALE, rounding=ROUND_HALF_UP)
+
+
+def fares_by_passengers(trips: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
+    """004's query: per passenger count, the lowest and highest fare and the number of distinct distances."""
+    found = trips.aggregate(lambda trip: trip[1], {
+        "min_fare": ("min", lambda trip: trip[2]),
+        "max_fare": ("max", lambda trip: trip[2]),
+        "distinct_distances": ("count_distinct", lambda trip: trip[3]),
+    })
+    return found.map(lambda pair: (pair[0], *_values(pair[1], "min_fare", "max_fare", "distinct_distances")))
+
+
+def fare_totals(trips: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
+    """Per passenger count: rows, non-NULL fares, their sum and their average (NULL fares skipped, as in SQL)."""
+    found = trips.aggregate(lambda trip: trip[1], {
+        "trips": ("count", lambda trip: 1),
+        "fares": ("count", lambda trip: trip[2]),
+        "total_fare": ("sum", lambda trip: trip[2]),
+    })
+
+    def row(pair: tuple) -> tuple:
+        trips, fares, total = _values(pair[1], "trips", "fares", "total_fare")
+        return (pair[0], trips, fares, total, _average(total, fares))
+
+    return found.map(row)
+
+
+def _values(named: tuple, *names: str) -> tuple:
+    """The values of ``aggregate``'s ``((name, value), ...)`` in the order of ``names``."""
+    values = dict(named)
+    return tuple(values[name] for name in names)
+
+
+def reachable(edges: DifferenceStreamBuilder, roots: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
+    """The nodes reachable from a root (roots included): a join with the edges, iterated to a fixed point.
+
+    Inside the loop a node is the pair ``(node, ())``, so it can be joined
+    with the edges, which are ``(src, dst)`` pairs already, and made distinct.
+    """
+    starts = roots.map(lambda root: (root[0], ()))
+
+    def step(reached: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
+        following = reached.join(edges).map(lambda pair: (pair[1][1], ()))
+        return following.concat(starts).distinct()
+
+    return starts.distinct().iterate(step).map(lambda pair: (pair[0],))
+
+
+_NO_USER, _NO_ADDR, _NO_AGENT = (None,) * 3, (None,) * 3, (None,) * 2
+
+
+def enriched_facts(
+    facts: DifferenceStreamBuilder, users: DifferenceStreamBuilder,
+    addrs: DifferenceStreamBuilder, agent: DifferenceStreamBuilder,
+) -> DifferenceStreamBuilder:
+    """003's facts LEFT JOIN users LEFT JOIN addrs LEFT JOIN agent, one flat row per result, NULL-padded."""
+    chained = facts.left_join_chain([
+        (users.map(lambda user: (user[0], user)), lambda row: row[0][1]),
+        (addrs.map(lambda addr: (addr[0], addr)), lambda row: row[1][2] if row[1] else None),
+        (agent.map(lambda zone: (zone[0], zone)), lambda row: row[2][2] if row[2] else None),
+    ])
+    return chained.map(lambda row: (*row[0], *(row[1] or _NO_USER), *(row[2] or _NO_ADDR), *(row[3] or _NO_AGENT)))
+
+
+QUERIES = {
+    query.name: query
+    for query in [
+        Query(
+            name="fares_by_passengers", dataset="trips", inputs=("trips",),
+            columns=("passenger_count", "min_fare", "max_fare", "distinct_distances"),
+            build=fares_by_passengers,
+            sql="SELECT passenger_count, MIN(fare_amount), MAX(fare_amount), COUNT(DISTINCT trip_distance) "
+                "FROM trips GROUP BY passenger_count",
+            source="004, 'Downsides': MIN, MAX and COUNT(DISTINCT) by passenger_count; NULL is a group",
+            partition_by={"trips": "passenger_count"},
+        ),
+        Query(
+            name="fare_totals", dataset="trips", inputs=("trips",),
+            columns=("passenger_count", "trips", "fares", "total_fare", "average_fare"),
+            build=fare_totals,
+            sql="SELECT passenger_count, COUNT(*), COUNT(fare_amount), SUM(fare_amount), AVG(fare_amount) "
+                "FROM trips GROUP BY passenger_count",
+            source="004, in-place totals: COUNT, SUM and AVG skipping NULLs",
+            partition_by={"trips": "passenger_count"},
+        ),
+        Query(
+            name="reachable", dataset="graph", inputs=("edges", "roots"), columns=("node",),
+            build=reachable,
+            sql="SELECT DISTINCT node FROM roots",
+            fixed_point="SELECT node FROM reached UNION SELECT e.dst FROM reached r JOIN edges e ON r.node = e.src",
+            source="002, iterate: the nodes reachable from the roots, to a fixed point",
+        ),
+        Query(
+            name="enriched_facts", dataset="enrichment", inputs=("facts", "users", "addrs", "agent"),
+            columns=("fact_id", "user_id", "amount", "users.id", "name", "addr_id", "addrs.id", "street",
+                     "zipcode", "zc", "agent_name"),
+            build=enriched_facts,
+            sql="SELECT f.fact_id, f.user_id, f.amount, u.id, u.name, u.addr_id, a.id, a.street, a.zipcode, "
+                "g.zc, g.agent_name FROM facts f LEFT JOIN users u ON f.user_id = u.id "
+                "LEFT JOIN addrs a ON u.addr_id = a.id LEFT JOIN agent g ON a.zipcode = g.zc",
+            source="003, 'Left joins': facts LEFT JOIN users LEFT JOIN addrs LEFT JOIN agent",
+            # A fact's rows depend on its user's row (same partition) and on addrs and agent (everywhere).
+            partition_by={"facts": "user_id", "users": "id", "addrs": None, "agent": None},
+        ),
+    ]
+}
+
+
+def queries_of(dataset: str) -> list[Query]:
+    """The queries over ``dataset``'s tables, in catalog order."""
+    return [query for query in QUERIES.values() if query.dataset == dataset]

@@ -1,0 +1,295 @@
+"""Change logs: a table's history as versioned changes, in Delta Lake's change data feed convention.
+
+A change log has the table's columns plus ``_change_type`` and
+``_commit_version`` (and, optionally, ``_commit_timestamp``), exactly as
+Delta Lake's change data feed (``readChangeFeed``) returns them, so a real
+Delta table's feed can be fed in unchanged. Each row is one update
+``(record, version, multiplicity)`` of differential dataflow:
+
+==================  ===========================  ============
+``_change_type``    record                       multiplicity
+==================  ===========================  ============
+insert              the row's data columns       +1
+update_postimage    the row after the update     +1
+update_preimage     the row before the update    -1
+delete              the row's data columns       -1
+==================  ===========================  ============
+
+at version ``_commit_version``. A correction is a retraction plus an
+insertion at one version; the table at version ``v`` is every record whose
+multiplicities up to ``v`` add up to more than zero, that many times.
+
+``slice_versions`` makes a log from a table with a Spark job: most rows at
+version 0, the rest inserted in time order over the later versions, and a
+few rows corrected (preimage and postimage) or deleted at later versions.
+``read`` refuses a log that lacks a column, has a change type or version it
+cannot mean, goes back in version (rows in file order, files in name order,
+as Spark writes a log sorted by ``_commit_version``), or deletes a row that
+is not there.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .catalog import TABLES
+from .datasets import FIRST_PICKUP, unit
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+CHANGE_TYPE, VERSION, TIMESTAMP = "_change_type", "_commit_version", "_commit_timestamp"
+MULTIPLICITY = "_multiplicity"
+MULTIPLICITIES = {"insert": 1, "update_postimage": 1, "update_preimage": -1, "delete": -1}
+"""Each change type's multiplicity: the whole mapping from Delta's change feed to differential dataflow."""
+
+VERSION_SECONDS = 60
+"""Commits made by ``slice_versions`` are a minute apart (only ``_commit_timestamp`` shows it)."""
+
+
+class ChangeLogError(ValueError):
+    """A change log the pipeline cannot read as a history: the message names the file, column and row."""
+
+
+@dataclass(frozen=True)
+class Slicing:
+    """How a table is cut into versions: a large initial load, then small commits.
+
+    ``order`` lists the columns giving time order (empty: a hash of the row).
+    Each version after the first inserts the next ``inserted`` share of the
+    rows in that order, and corrects and deletes a ``corrected`` and
+    ``deleted`` share of the rows inserted before (at least one row each,
+    when the share is not zero); version 0 inserts the rest.
+    ``corrections`` maps a column to its corrected value, a function of the
+    column's value and a deterministic ``u(salt)`` in [0, 1).
+    """
+
+    order: tuple[str, ...] = ()
+    inserted: float = 0.0
+    corrected: float = 0.0
+    deleted: float = 0.0
+    corrections: dict[str, Callable[[Column, Callable[[int], Column]], Column]] = field(default_factory=dict)
+
+
+def per_version(share: float, rows: int) -> int:
+    """Rows per commit for a ``share`` of ``rows``: at least one unless the share is zero."""
+    return max(1, round(share * rows)) if share else 0
+
+
+def _fare_correction(fare: Column, u: Callable[[int], Column]) -> Column:
+    from pyspark.sql import functions as F
+
+    # A corrected fare: usually a dollar more, sometimes erased (NULL), sometimes refunded.
+    return F.when(u(61) < 0.2, None).when(u(61) < 0.3, -fare).otherwise(fare + 1)
+
+
+def _new_count(count: Column, u: Callable[[int], Column]) -> Column:
+    from pyspark.sql import functions as F
+
+    # A third of corrected trips move to another passenger count (another group), some of them to NULL.
+    return F.when(u(62) < 0.05, None).when(u(62) < 0.33, F.floor(u(63) * 7)).otherwise(count)
+
+
+def _new_key(share_null: float, salt: int) -> Callable[[Column, Callable[[int], Column]], Column]:
+    def correction(key: Column, u: Callable[[int], Column]) -> Column:
+        from pyspark.sql import functions as F
+
+        return F.when(u(salt) < share_null, None).otherwise(F.floor(u(salt + 1) * (F.coalesce(key, F.lit(9)) + 7)))
+
+    return correction
+
+
+def _renamed(value: Column, u: Callable[[int], Column]) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.concat(value, F.lit(" (renamed)"))
+
+
+SLICINGS = {
+    # A taxi feed: about 10 new trips a commit on 20,000, 2 corrected (fare, passenger count) and 1 deleted.
+    "trips": Slicing(order=("pickup_datetime", "trip_id"), inserted=0.0005, corrected=0.0001, deleted=0.00005,
+                     corrections={"fare_amount": _fare_correction, "passenger_count": _new_count}),
+    "edges": Slicing(inserted=0.001, corrected=0.001, deleted=0.001, corrections={"dst": _new_key(0.0, 64)}),
+    "roots": Slicing(),
+    "facts": Slicing(order=("fact_id",), inserted=0.002, corrected=0.0004, deleted=0.0002,
+                     corrections={"amount": lambda amount, u: amount + 1}),
+    "users": Slicing(corrected=0.004, deleted=0.002, corrections={"addr_id": _new_key(0.1, 66)}),
+    "addrs": Slicing(corrected=0.004, deleted=0.002, corrections={"zipcode": lambda zipcode, u: zipcode + 1}),
+    "agent": Slicing(corrected=0.05, deleted=0.02, corrections={"agent_name": _renamed}),
+}
+"""How each table of the data sets changes over time."""
+
+
+def slice_versions(frame: DataFrame, table: str, versions: int, seed: int) -> DataFrame:
+    """``frame``, a ``table``, as a change log over versions ``0 .. versions - 1``, sorted by version.
+
+    Rows are numbered in time order (one Spark window: the whole table is
+    sorted once); versions 1 and later insert the last rows in that order,
+    ``Slicing.inserted`` of them each, and version 0 the rest. A row picked by
+    its hash is corrected at a version after its insertion, and one picked by
+    another hash deleted after that.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    plan, columns = SLICINGS[table], TABLES[table].columns
+    rows = frame.count()
+    order = [F.col(name) for name in plan.order] or [F.xxhash64(*(F.col(name) for name, _ in columns), F.lit(seed))]
+    position = F.col("_position")
+
+    def u(salt: int) -> Column:
+        return unit(position, seed, salt)
+
+    last = versions - 1
+    commit = per_version(plan.inserted, rows)
+    bulk = max(0, rows - last * commit)
+    inserted = F.lit(0) if not commit else F.when(position < bulk, 0).otherwise(
+        F.least(F.lit(last), 1 + F.floor((position - bulk) / commit))
+    )
+
+    def later(share: float, after: Column, salt: int) -> Column:
+        """A version after ``after`` for the rows a hash picks (about ``share`` of them each version), else NULL."""
+        picked = min(1.0, per_version(share, rows) * last / rows)
+        return F.when((u(salt) < picked) & (after < last), after + 1 + F.floor(u(salt + 1) * (last - after)))
+
+    ranked = (
+        frame.withColumn("_position", F.row_number().over(Window.orderBy(*order)) - 1)
+        .withColumn("_inserted", inserted.cast("long"))
+        .withColumn("_corrected", later(plan.corrected, F.col("_inserted"), 51).cast("long"))
+        .withColumn("_deleted", later(plan.deleted, F.coalesce("_corrected", "_inserted"), 53).cast("long"))
+    )
+    before = [F.col(name) for name, _ in columns]
+    after = [
+        plan.corrections[name](F.col(name), u).cast(kind).alias(name) if name in plan.corrections else F.col(name)
+        for name, kind in columns
+    ]
+    deleted = [F.when(F.col("_corrected").isNull(), old).otherwise(new).alias(name)
+               for (name, _), old, new in zip(columns, before, after, strict=True)]
+
+    def changes(values: list[Column], change: str, version: str, where: Column | None = None) -> DataFrame:
+        picked = ranked if where is None else ranked.where(where)
+        return picked.select(*values, F.lit(change).alias(CHANGE_TYPE), F.col(version).alias(VERSION))
+
+    log = (
+        changes(before, "insert", "_inserted")
+        .unionByName(changes(before, "update_preimage", "_corrected", F.col("_corrected").isNotNull()))
+        .unionByName(changes(after, "update_postimage", "_corrected", F.col("_corrected").isNotNull()))
+        .unionByName(changes(deleted, "delete", "_deleted", F.col("_deleted").isNotNull()))
+    )
+    log = log.withColumn(TIMESTAMP, F.timestamp_seconds(F.lit(FIRST_PICKUP) + F.col(VERSION) * VERSION_SECONDS))
+    return typed_log(log, table).orderBy(VERSION)
+
+
+def typed_log(frame: DataFrame, table: str) -> DataFrame:
+    """A log's data columns cast to ``table``'s types, then the change type, version and (if present) timestamp."""
+    from pyspark.sql import functions as F
+
+    extra = [F.col(TIMESTAMP).cast("timestamp").alias(TIMESTAMP)] if TIMESTAMP in frame.columns else []
+    return frame.select(
+        *(F.col(name).cast(kind).alias(name) for name, kind in TABLES[table].columns),
+        F.col(CHANGE_TYPE).cast("string").alias(CHANGE_TYPE), F.col(VERSION).cast("long").alias(VERSION), *extra,
+    )
+
+
+def write(log: DataFrame, path: str) -> None:
+    """``log`` as Parquet at ``path``, replacing it; sorted by version, so files in name order follow versions."""
+    log.orderBy(VERSION).write.mode("overwrite").parquet(path)
+
+
+def read(spark: SparkSession, path: str, table: str) -> DataFrame:
+    """The change log of ``table`` at ``path`` (Parquet), checked, with its data columns typed.
+
+    Raises:
+        ChangeLogError: the path does not exist; a column is missing; a
+            ``_change_type`` is not one of ``MULTIPLICITIES``; a version is
+            NULL or negative; versions go back (naming the file and row); or
+            the log deletes a record it does not hold.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if not os.path.exists(path):
+        raise ChangeLogError(f"no change log at {path}; write one with `python -m final.spark generate`")
+    frame = spark.read.parquet(path)
+    for column in (*TABLES[table].names, CHANGE_TYPE, VERSION):
+        if column not in frame.columns:
+            raise ChangeLogError(
+                f"change log {path} lacks column {column!r}: a log of {table!r} has the columns "
+                f"{', '.join(TABLES[table].names)}, {CHANGE_TYPE} and {VERSION} (Delta's change data feed)"
+            )
+    located = frame.select(
+        F.col(CHANGE_TYPE), F.col(VERSION),
+        F.col("_metadata.file_path").alias("file"), F.col("_metadata.row_index").alias("row"),
+    ).withColumn("previous", F.lag(VERSION).over(Window.partitionBy("file").orderBy("row")))
+    problems = located.where(
+        ~F.coalesce(F.col(CHANGE_TYPE).isin(*MULTIPLICITIES), F.lit(False))
+        | F.col(VERSION).isNull() | (F.col(VERSION) < 0) | (F.col("previous") > F.col(VERSION))
+    ).orderBy("file", "row").limit(1).collect()
+    if problems:
+        raise ChangeLogError(_problem(problems[0]))
+    ranges = located.groupBy("file").agg(F.min(VERSION).alias("low"), F.max(VERSION).alias("high")).collect()
+    ranges.sort(key=lambda found: os.path.basename(found["file"]))
+    for earlier, later in itertools.pairwise(ranges):
+        if later["low"] < earlier["high"]:
+            raise ChangeLogError(
+                f"change log {path}: {VERSION} goes back from {earlier['high']} in {earlier['file']} to "
+                f"{later['low']} in {later['file']}; a log's files, in name order, must follow versions "
+                f"(write it sorted: .orderBy('{VERSION}'))"
+            )
+    log = with_multiplicity(typed_log(frame, table))
+    _check_never_negative(log, table, path)
+    return log
+
+
+def _problem(row: dict) -> str:
+    where = f"row {row['row']} of {row['file']}"
+    if row[CHANGE_TYPE] not in MULTIPLICITIES:
+        return (f"{where}: column {CHANGE_TYPE} is {row[CHANGE_TYPE]!r}; Delta's change types are "
+                f"{', '.join(MULTIPLICITIES)}")
+    if row[VERSION] is None or row[VERSION] < 0:
+        return f"{where}: column {VERSION} is {row[VERSION]!r}; versions are non-negative integers"
+    return (f"{where}: column {VERSION} goes back from {row['previous']} to {row[VERSION]}; a change log lists "
+            f"versions in order (write it sorted: .orderBy('{VERSION}'))")
+
+
+def with_multiplicity(log: DataFrame) -> DataFrame:
+    """``log`` with ``_multiplicity``: +1 for insert and update_postimage, -1 for delete and update_preimage."""
+    from pyspark.sql import functions as F
+
+    positive = F.col(CHANGE_TYPE).isin("insert", "update_postimage")
+    return log.withColumn(MULTIPLICITY, F.when(positive, 1).otherwise(-1))
+
+
+def _check_never_negative(log: DataFrame, table: str, path: str) -> None:
+    """Refuse a log in which some record's multiplicity, added up to a version, is below zero."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    names = list(TABLES[table].names)
+    running = Window.partitionBy(*names).orderBy(VERSION).rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    negative = (
+        log.groupBy(*names, VERSION).agg(F.sum(MULTIPLICITY).alias("change"))
+        .withColumn("total", F.sum("change").over(running))
+        .where(F.col("total") < 0).orderBy(VERSION).limit(1).collect()
+    )
+    if negative:
+        found = negative[0]
+        record = tuple(found[name] for name in names)
+        raise ChangeLogError(
+            f"change log {path} deletes {record} at version {found[VERSION]} more times than it was inserted "
+            f"(it would hold {found['total']} copies); a log may only delete rows the table holds"
+        )
+
+
+def snapshot(log: DataFrame, table: str, version: int) -> DataFrame:
+    """The table at ``version``, from scratch: each record whose multiplicities up to it add up to n > 0, n times."""
+    from pyspark.sql import functions as F
+
+    names = list(TABLES[table].names)
+    totals = log.where(F.col(VERSION) <= version).groupBy(*names).agg(F.sum(MULTIPLICITY).alias("_copies"))
+    copies = F.explode(F.array_repeat(F.lit(0), F.col("_copies").cast("int")))
+    return totals.where(F.col("_copies") > 0).select(*names, copies.alias("_copy")).drop("_copy")

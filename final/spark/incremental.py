@@ -1,0 +1,108 @@
+"""The incremental side: one ``final/`` dataflow per query, fed a change log version by version.
+
+``IncrementalQuery`` is the whole use of ``final/`` here, through its public
+API only: an input session per table, an output handle that keeps just the
+current result (``history=False``) and hands over each version's changes,
+``graph.run()`` after each version. The single-process run on the driver and
+every partition's task on a Spark executor run this same class, so the two
+can differ only in which updates they see.
+
+This module imports nothing from Spark or from outside the standard library
+and ``final/``: it is what executors run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from time import perf_counter
+from typing import Any
+
+from ..graph import GraphBuilder
+from .catalog import QUERIES, Query
+
+Update = tuple[str, tuple, int]
+"""``(table, record, multiplicity)``: one change to one input, at a version given beside it."""
+
+
+class IncrementalQuery:
+    """A query's dataflow in ``final/``, with the result it holds as of the last version applied.
+
+    Invariant: ``snapshot`` is the query's result over every update applied
+    so far; every version before ``next_version`` is finished in the graph.
+    """
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+        builder = GraphBuilder(0)
+        streams = []
+        self._sessions = {}
+        for table in query.inputs:
+            stream, session = builder.new_session(table)
+            streams.append(stream)
+            self._sessions[table] = session
+        self._changes: dict[tuple, int] = {}
+        self._output = query.build(*streams).output(query.name, on_version=self._collect, history=False)
+        self._graph = builder.finalize()
+        self.next_version = 0
+
+    def _collect(self, version: Any, changes: dict[tuple, int]) -> None:
+        self._changes.update(changes)
+
+    @property
+    def snapshot(self) -> dict[tuple, int]:
+        """The accumulated result: each row with its multiplicity."""
+        return self._output.snapshot()
+
+    def apply(self, version: int, updates: Iterable[Update]) -> dict[tuple, int]:
+        """Feed one version's updates, finish the version, and return the result's changes at it.
+
+        Raises:
+            ValueError: ``version`` is before a version already applied.
+            DataflowError: (from ``final/``) as the graph raises it, e.g. a FunctionError.
+        """
+        if version < self.next_version:
+            raise ValueError(f"{self.query.name}: version {version} comes after version {self.next_version - 1}")
+        sessions = self._sessions
+        for session in sessions.values():
+            session.advance_to(version)
+        for table, record, multiplicity in updates:
+            sessions[table].update(record, multiplicity)
+        for session in sessions.values():
+            session.advance_to(version + 1)
+        self._changes = {}
+        self._graph.run()
+        self.next_version = version + 1
+        return self._changes
+
+
+def versions_of(updates: Iterable[tuple[int, str, tuple, int]]) -> Iterator[tuple[int, list[Update]]]:
+    """``(version, [(table, record, multiplicity), ...])`` for each version, from updates sorted by version."""
+    version, batch = None, []
+    for at, table, record, multiplicity in updates:
+        if at != version:
+            if batch:
+                yield version, batch
+            version, batch = at, []
+        batch.append((table, record, multiplicity))
+    if batch:
+        yield version, batch
+
+
+def run_partition(query_name: str, partition: int, rows: Iterable[tuple[tuple[int, int], Update]]) -> Iterator[tuple]:
+    """A Spark task: run ``query_name`` over one partition's updates, sorted by version.
+
+    ``rows`` are ``((partition, version), (table, record, multiplicity))``.
+    Yields ``("change", version, row, multiplicity)`` for every change of the
+    result, then ``("task", partition, seconds, where final was imported from)``.
+    """
+    import final
+
+    query = IncrementalQuery(QUERIES[query_name])
+    seconds = 0.0
+    for version, batch in versions_of((key[1], *update) for key, update in rows):
+        start = perf_counter()
+        changes = query.apply(version, batch)
+        seconds += perf_counter() - start
+        for row, multiplicity in changes.items():
+            yield ("change", version, row, multiplicity)
+    yield ("task", partition, seconds, final.__file__)

@@ -1,0 +1,249 @@
+"""The pipeline: data set -> change logs -> Spark SQL from scratch and ``final/`` incrementally, compared per version.
+
+For each data set: generate its tables (or read them), slice each into a
+change log written as Parquet in Delta's change data feed convention, and
+read the logs back, checked. Then for each of the data set's queries and each
+version, in order: ``final/`` applies that version's updates to its dataflow
+(timed), Spark SQL recomputes the query from scratch on the accumulated
+tables (timed), and the two results are compared as multisets; every row
+whose multiplicities differ is a ``Difference``. A query that splits by key
+is then run again partitioned on Spark at each partition count asked for,
+and its result at every version compared with Spark SQL's.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from time import perf_counter
+from typing import TYPE_CHECKING
+
+from . import changelog, datasets
+from .catalog import DATASETS, TABLES, Query, queries_of
+from .incremental import IncrementalQuery, versions_of
+from .partitioned import run_partitioned
+from .truth import from_scratch
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+EMBEDDED_VERSIONS = 12
+"""Versions in the embedded run: an initial load, then eleven small commits."""
+
+Feed = Callable[[list[tuple[int, str, tuple, int]]], list[tuple[int, str, tuple, int]]]
+"""What ``final/`` is fed, given the log's updates: the identity, except when a test plants a fault."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A row whose multiplicity at ``version`` differs: Spark SQL's (``expected``) against ``final/``'s."""
+
+    version: int
+    row: tuple
+    expected: int
+    actual: int
+
+
+@dataclass
+class Partitioned:
+    """A partitioned run of a query, compared with Spark SQL at every version."""
+
+    partitions: int
+    seconds: float
+    slowest_task_seconds: float
+    differences: list[Difference]
+    final_from: list[str]
+
+
+@dataclass
+class QueryRun:
+    """A query checked at every version: ``final/``'s result against Spark SQL's from scratch, and timings.
+
+    ``incremental_seconds[i]`` and ``scratch_seconds[i]`` are the two sides'
+    times at ``versions[i]``; ``rows[i]`` is the result's size there.
+    """
+
+    dataset: str
+    query: str
+    sql: str
+    source: str
+    versions: list[int] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)
+    incremental_seconds: list[float] = field(default_factory=list)
+    scratch_seconds: list[float] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+    partitioned: list[Partitioned] = field(default_factory=list)
+
+    @property
+    def agrees(self) -> bool:
+        return not self.differences and not any(run.differences for run in self.partitioned)
+
+    @property
+    def speedup(self) -> float:
+        """Median from-scratch time over median incremental time, for the versions after the initial load."""
+        later = slice(1, None) if len(self.versions) > 1 else slice(None)
+        incremental = statistics.median(self.incremental_seconds[later])
+        return statistics.median(self.scratch_seconds[later]) / incremental if incremental else float("inf")
+
+
+@dataclass
+class Run:
+    """The pipeline's whole result: one ``QueryRun`` per query, and the settings it ran with."""
+
+    settings: dict
+    queries: list[QueryRun] = field(default_factory=list)
+
+    @property
+    def versions_checked(self) -> int:
+        return sum(len(run.versions) for run in self.queries)
+
+    @property
+    def differences(self) -> int:
+        return sum(len(run.differences) + sum(len(p.differences) for p in run.partitioned) for run in self.queries)
+
+
+def make_logs(
+    spark: SparkSession, dataset: str, folder: str, rows: int | None = None, versions: int = EMBEDDED_VERSIONS,
+    seed: int = datasets.SEED, tables: str | None = None,
+) -> dict[str, str]:
+    """Write ``dataset``'s change logs as Parquet under ``folder``; the path of each table's log.
+
+    The tables are generated (``rows``, ``seed``) or, with ``tables``, read
+    from that folder (``datasets.read``).
+    """
+    if type(versions) is not int or versions < 1:
+        raise ValueError(f"versions is a positive int, not {versions!r}; e.g. --versions 12")
+    frames = datasets.read(spark, dataset, tables) if tables else datasets.generate(spark, dataset, rows, seed)
+    paths = {}
+    for table, frame in frames.items():
+        paths[table] = os.path.join(folder, table)
+        changelog.write(changelog.slice_versions(frame, table, versions, seed), paths[table])
+    return paths
+
+
+def read_logs(spark: SparkSession, dataset: str, paths: dict[str, str]) -> dict[str, DataFrame]:
+    """Each table's change log, read and checked (``changelog.read``), cached for the many queries to come."""
+    return {table: changelog.read(spark, path, table).cache() for table, path in paths.items()}
+
+
+def updates(logs: dict[str, DataFrame]) -> list[tuple[int, str, tuple, int]]:
+    """Every log's updates as ``(version, table, record, multiplicity)``, sorted by version."""
+    found = []
+    for table, log in logs.items():
+        names = TABLES[table].names
+        for row in log.select(changelog.VERSION, *names, changelog.MULTIPLICITY).collect():
+            found.append((row[0], table, tuple(row[1:-1]), row[-1]))
+    found.sort(key=lambda update: update[0])
+    return found
+
+
+def check_query(
+    spark: SparkSession, query: Query, logs: dict[str, DataFrame], partitions: Iterable[int] = (),
+    feed: Feed | None = None, progress: bool | None = None,
+) -> QueryRun:
+    """Check ``query`` at every version of ``logs``: ``final/`` incrementally against Spark SQL from scratch.
+
+    ``feed`` changes what ``final/`` is fed (to plant a fault in a test);
+    ``partitions`` lists partition counts for partitioned runs (ignored for
+    a query that does not split by key). ``progress`` shows a progress bar
+    (None: when stderr is a terminal).
+    """
+    from tqdm import tqdm
+
+    inputs = {table: logs[table] for table in query.inputs}
+    logged = updates(inputs)
+    fed = feed(logged) if feed else logged
+    versions = sorted({row[0] for row in logged} | {row[0] for row in fed})
+    batches = dict(versions_of(fed))
+    run = QueryRun(query.dataset, query.name, query.sql if not query.fixed_point else
+                   f"{query.sql}; then until nothing is added: {query.fixed_point}", query.source)
+    engine = IncrementalQuery(query)
+    truths = {}
+    bar = tqdm(versions, desc=f"{query.dataset}/{query.name}", unit="version", leave=False,
+               disable=None if progress is None else not progress, file=sys.stderr)
+    for version in bar:
+        start = perf_counter()
+        engine.apply(version, batches.get(version, []))
+        incremental = perf_counter() - start
+        start = perf_counter()
+        truths[version] = truth = from_scratch(spark, query, inputs, version)
+        scratch = perf_counter() - start
+        run.versions.append(version)
+        run.incremental_seconds.append(incremental)
+        run.scratch_seconds.append(scratch)
+        run.rows.append(sum(truth.values()))
+        run.differences += compare(version, truth, engine.snapshot)
+    if query.partition_by is not None:
+        for count in partitions:
+            result = run_partitioned(spark, query, inputs, count)
+            held: dict[tuple, int] = {}
+            found = []
+            for version in versions:
+                for row, multiplicity in result.changes.get(version, {}).items():
+                    held[row] = held.get(row, 0) + multiplicity
+                    if not held[row]:
+                        del held[row]
+                found += compare(version, truths[version], held)
+            run.partitioned.append(Partitioned(
+                count, result.seconds, max(result.task_seconds.values(), default=0.0), found,
+                sorted(result.final_from),
+            ))
+    return run
+
+
+def compare(version: int, expected: Counter, actual: dict[tuple, int]) -> list[Difference]:
+    """The rows whose multiplicities differ between ``expected`` and ``actual``, sorted by row (NULLs first)."""
+    rows = {row for row in expected if expected[row] != actual.get(row, 0)}
+    rows |= {row for row in actual if expected.get(row, 0) != actual[row]}
+    return [Difference(version, row, expected.get(row, 0), actual.get(row, 0)) for row in sorted(rows, key=_order)]
+
+
+def _order(row: tuple) -> tuple:
+    """A sort key for rows with NULLs and mixed types: NULL first, then by type name and value."""
+    return tuple((value is not None, type(value).__name__, value if value is not None else 0) for value in row)
+
+
+def run_pipeline(
+    spark: SparkSession, out: str, dataset_names: Iterable[str] = tuple(DATASETS), rows: int | None = None,
+    versions: int = EMBEDDED_VERSIONS, partitions: Iterable[int] = (1, 2, 4), seed: int = datasets.SEED,
+    tables: str | None = None, log: Callable[[str], None] = print, progress: bool | None = None,
+) -> Run:
+    """The whole pipeline over ``dataset_names``, writing the change logs under ``out/logs``.
+
+    ``log`` receives one line per query checked.
+    """
+    partitions = list(partitions)
+    run = Run({"rows": rows, "versions": versions, "partitions": partitions, "seed": seed,
+               "master": spark.sparkContext.master, "tables": tables})
+    for dataset in dataset_names:
+        paths = make_logs(spark, dataset, os.path.join(out, "logs", dataset), rows, versions, seed,
+                          os.path.join(tables, dataset) if tables else None)
+        logs = read_logs(spark, dataset, paths)
+        for query in queries_of(dataset):
+            checked = check_query(spark, query, logs, partitions, progress=progress)
+            run.queries.append(checked)
+            log(summary_line(checked))
+        for frame in logs.values():
+            frame.unpersist()
+    return run
+
+
+def summary_line(run: QueryRun) -> str:
+    """One line on a checked query: versions, differences, speed-up, and the partitioned runs."""
+    later = run.incremental_seconds[1:] or run.incremental_seconds
+    scratch = run.scratch_seconds[1:] or run.scratch_seconds
+    line = (
+        f"{run.dataset}/{run.query}: {len(run.versions)} versions, {len(run.differences)} differences; "
+        f"per version after the load: final {statistics.median(later) * 1e3:.1f} ms, "
+        f"Spark SQL from scratch {statistics.median(scratch) * 1e3:.0f} ms ({run.speedup:.0f}x)"
+    )
+    if run.partitioned:
+        line += "; partitioned " + ", ".join(
+            f"{p.partitions}: {p.seconds:.1f} s{'' if not p.differences else f' ({len(p.differences)} differences)'}"
+            for p in run.partitioned
+        )
+    return line
