@@ -1,0 +1,16 @@
+"""The data pipeline on Spark: ``final/`` checked against Spark SQL, version by version, on real-shaped data.
+
+A data set (004's taxi trips, a graph, 003's facts and dimensions) becomes a
+change log per table in Delta Lake's change data feed convention
+(``changelog``). At every version, Spark SQL computes each query from scratch
+on the accumulated tables (``truth``) while ``final/`` maintains the same
+query incrementally through its public API (``incremental``); the pipeline
+compares the two results row by row and times both (``pipeline``), runs the
+queries that split by key partitioned on Spark executors, one ``final/``
+engine per partition (``partitioned``), and writes a report with plots
+(``report``). ``python -m final.spark run`` does all of it (``__main__``).
+
+Importing this package imports nothing from Spark: executors import
+``final.spark.incremental`` and ``final.spark.catalog`` to run their
+partitions, and need only pyspark and the zip of ``final/`` the driver ships.
+"""

@@ -210,24 +210,30 @@ def _order(row: tuple) -> tuple:
 def run_pipeline(
     spark: SparkSession, out: str, dataset_names: Iterable[str] = tuple(DATASETS), rows: int | None = None,
     versions: int = EMBEDDED_VERSIONS, partitions: Iterable[int] = (1, 2, 4), seed: int = datasets.SEED,
-    tables: str | None = None, log: Callable[[str], None] = print, progress: bool | None = None,
+    tables: str | None = None, logs: str | None = None, log: Callable[[str], None] = print,
+    progress: bool | None = None,
 ) -> Run:
-    """The whole pipeline over ``dataset_names``, writing the change logs under ``out/logs``.
+    """The whole pipeline over ``dataset_names``; ``log`` receives one line per query checked.
 
-    ``log`` receives one line per query checked.
+    The change logs are made from generated tables (``rows``, ``seed``), or
+    from tables read from ``tables/<dataset>/``, and written under
+    ``out/logs/<dataset>/``; or, with ``logs``, read from ``logs/<dataset>/<table>``.
     """
     partitions = list(partitions)
     run = Run({"rows": rows, "versions": versions, "partitions": partitions, "seed": seed,
-               "master": spark.sparkContext.master, "tables": tables})
+               "master": spark.sparkContext.master, "tables": tables, "logs": logs})
     for dataset in dataset_names:
-        paths = make_logs(spark, dataset, os.path.join(out, "logs", dataset), rows, versions, seed,
-                          os.path.join(tables, dataset) if tables else None)
-        logs = read_logs(spark, dataset, paths)
+        if logs:
+            paths = {table: os.path.join(logs, dataset, table) for table in DATASETS[dataset]}
+        else:
+            paths = make_logs(spark, dataset, os.path.join(out, "logs", dataset), rows, versions, seed,
+                              os.path.join(tables, dataset) if tables else None)
+        read = read_logs(spark, dataset, paths)
         for query in queries_of(dataset):
-            checked = check_query(spark, query, logs, partitions, progress=progress)
+            checked = check_query(spark, query, read, partitions, progress=progress)
             run.queries.append(checked)
             log(summary_line(checked))
-        for frame in logs.values():
+        for frame in read.values():
             frame.unpersist()
     return run
 

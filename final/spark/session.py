@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+LOG_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
+"""Spark's JVM logs errors only (its default is every warning, and a banner at start)."""
+
 DEFAULTS = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -35,6 +38,7 @@ DEFAULTS = {
     "spark.sql.adaptive.enabled": "false",
     # Exact decimal AVG: this rule computes AVG of a small DECIMAL through a double (AVG(4165.47 over 160 rows)
     # gives 26.034187, not 26.034188), which is not SQL's decimal arithmetic.
+    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}",
     "spark.sql.optimizer.excludedRules": "org.apache.spark.sql.catalyst.optimizer.DecimalAggregates",
 }
 """Settings applied unless the command line or the environment says otherwise."""
