@@ -1,4 +1,4 @@
-"""Shared fixtures: the ``stage`` parameter, the ``since`` marker, hypothesis profiles.
+"""Shared fixtures: the ``stage`` parameter, the ``since`` marker, hypothesis profiles, one Spark session.
 
 Every test that takes a ``stage`` argument runs once per stage folder present
 (v0 .. v5, final), from the stage named by ``@pytest.mark.since(...)`` on.
@@ -36,6 +36,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def known_limitation(request: pytest.FixtureRequest):
     """Call with a reason to list a passing test under "known limitations" in the run's summary."""
     return lambda reason: request.node.user_properties.append(("known_limitation", reason))
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession for the whole run (starting one takes about ten seconds), stopped at the end.
+
+    Two shuffle partitions and two tasks per stage: the test data sets are a few hundred rows, and the
+    machines running the suite have about two cores. pyspark is imported only when this fixture runs, so a run
+    that needs no Spark never loads it.
+    """
+    from final.spark.session import spark_session
+
+    session = spark_session(conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
+    yield session
+    session.stop()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
