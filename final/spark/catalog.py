@@ -42,10 +42,6 @@ class Table:
     def names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.columns)
 
-    @property
-    def ddl(self) -> str:
-        """The schema as Spark DDL, e.g. ``"trip_id BIGINT, passenger_count INT"``."""
-        return ", ".join(f"{name} {kind}" for name, kind in self.columns)
 
 
 TABLES = {

@@ -152,7 +152,8 @@ def read(spark: SparkSession, dataset: str, folder: str) -> dict[str, DataFrame]
         if os.path.exists(parquet):
             path, frame = parquet, spark.read.parquet(parquet)
         elif os.path.exists(csv):
-            path, frame = csv, spark.read.option("header", True).schema(table.ddl).csv(csv)
+            # Read as text and cast by column name: a schema given to Spark's CSV reader goes by position.
+            path, frame = csv, spark.read.option("header", True).csv(csv)
         else:
             raise DatasetError(
                 f"data set {dataset!r} needs table {name!r}: neither {parquet} nor {csv} exists; write it with "
