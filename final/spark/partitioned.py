@@ -11,7 +11,7 @@ is the query's changes, because no result row depends on two partitions.
 Executors do not need ``final/`` installed: the driver zips the package and
 ships it with ``SparkContext.addPyFile``, so on a cluster only pyspark (and
 Python) must be there. Each task reports where it imported ``final`` from, so
-the pipeline can show the zip was used.
+the pipeline can show the zip was used (``final_from``).
 """
 
 from __future__ import annotations
