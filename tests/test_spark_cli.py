@@ -63,3 +63,19 @@ def test_a_missing_log_is_one_line_and_status_2(spark, tmp_path: Path, capsys) -
 def test_a_bad_size_is_one_line_and_status_2(spark, tmp_path: Path, capsys) -> None:
     assert main(["run", "--dataset", "graph", "--rows", "0", "--out", str(tmp_path)]) == 2
     assert "a data set's size is a positive number of rows" in capsys.readouterr().err
+
+
+def test_a_jvm_that_does_not_start_is_one_clear_error(tmp_path: Path) -> None:
+    """JAVA_GATEWAY_EXITED (here a ``java`` that exits at once) is a SparkUnavailableError saying what to check."""
+    java = tmp_path / "bin" / "java"
+    java.parent.mkdir()
+    java.write_text("#!/bin/sh\nexit 1\n")
+    java.chmod(0o755)
+    script = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from final.spark.session import spark_session, "
+              f"SparkUnavailableError\ntry:\n    spark_session()\nexcept SparkUnavailableError as error:\n"
+              f"    print(error)\n    sys.exit(3)")
+    environment = dict(os.environ, JAVA_HOME=str(tmp_path))
+    finished = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=environment, capture_output=True,
+                              text=True, timeout=300)
+    assert finished.returncode == 3, finished.stderr[-2000:]
+    assert "Spark's JVM exited while starting" in finished.stdout and "Java 17" in finished.stdout
