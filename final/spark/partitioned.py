@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING
 
+from ..trace import add_multiplicity
 from .catalog import TABLES, Query
 from .changelog import MULTIPLICITY, VERSION
 from .incremental import run_partition
@@ -108,12 +109,7 @@ def run_partitioned(
     for row in rows:
         if row[0] == "change":
             _, version, record, multiplicity = row
-            at = changes[version]
-            total = at.get(record, 0) + multiplicity
-            if total:
-                at[record] = total
-            else:
-                del at[record]
+            add_multiplicity(changes[version], record, multiplicity)
         else:
             _, index, spent, where = row
             task_seconds[index] = spent

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from time import perf_counter
 from typing import TYPE_CHECKING
 
+from ..trace import add_multiplicity
 from . import changelog, datasets
 from .catalog import DATASETS, TABLES, Query, queries_of
 from .incremental import IncrementalQuery, versions_of
@@ -83,11 +84,24 @@ class QueryRun:
         return not self.differences and not any(run.differences for run in self.partitioned)
 
     @property
+    def incremental_median(self) -> float:
+        """``final/``'s median seconds per version after the initial load (version 0 alone, if it is all)."""
+        return _after_load(self.incremental_seconds)
+
+    @property
+    def scratch_median(self) -> float:
+        """Spark SQL's median seconds per version after the initial load."""
+        return _after_load(self.scratch_seconds)
+
+    @property
     def speedup(self) -> float:
         """Median from-scratch time over median incremental time, for the versions after the initial load."""
-        later = slice(1, None) if len(self.versions) > 1 else slice(None)
-        incremental = statistics.median(self.incremental_seconds[later])
-        return statistics.median(self.scratch_seconds[later]) / incremental if incremental else float("inf")
+        incremental = self.incremental_median
+        return self.scratch_median / incremental if incremental else float("inf")
+
+
+def _after_load(seconds: list[float]) -> float:
+    return statistics.median(seconds[1:] or seconds)
 
 
 @dataclass
@@ -184,9 +198,7 @@ def check_query(
             found = []
             for version in versions:
                 for row, multiplicity in result.changes.get(version, {}).items():
-                    held[row] = held.get(row, 0) + multiplicity
-                    if not held[row]:
-                        del held[row]
+                    add_multiplicity(held, row, multiplicity)
                 found += compare(version, truths[version], held)
             run.partitioned.append(Partitioned(
                 count, result.seconds, max(result.task_seconds.values(), default=0.0), found,
@@ -240,12 +252,10 @@ def run_pipeline(
 
 def summary_line(run: QueryRun) -> str:
     """One line on a checked query: versions, differences, speed-up, and the partitioned runs."""
-    later = run.incremental_seconds[1:] or run.incremental_seconds
-    scratch = run.scratch_seconds[1:] or run.scratch_seconds
     line = (
         f"{run.dataset}/{run.query}: {len(run.versions)} versions, {len(run.differences)} differences; "
-        f"per version after the load: final {statistics.median(later) * 1e3:.1f} ms, "
-        f"Spark SQL from scratch {statistics.median(scratch) * 1e3:.0f} ms ({run.speedup:.0f}x)"
+        f"per version after the load: final {run.incremental_median * 1e3:.1f} ms, "
+        f"Spark SQL from scratch {run.scratch_median * 1e3:.0f} ms ({run.speedup:.0f}x)"
     )
     if run.partitioned:
         line += "; partitioned " + ", ".join(

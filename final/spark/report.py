@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 from typing import Any
 
 from .pipeline import Difference, Run
@@ -88,10 +87,9 @@ def markdown(run: Run, files: dict[str, str]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for query in run.queries:
-        incremental, scratch = _after_load(query.incremental_seconds), _after_load(query.scratch_seconds)
         lines.append(
             f"| {query.dataset} | {query.query} | {len(query.versions)} | {len(query.differences)} | "
-            f"{incremental * 1e3:.1f} ms | {scratch * 1e3:.0f} ms | {query.speedup:.0f}x |"
+            f"{query.incremental_median * 1e3:.1f} ms | {query.scratch_median * 1e3:.0f} ms | {query.speedup:.0f}x |"
         )
     lines += ["", f"![time per version]({files['latency.png']})", ""]
     partitioned = [query for query in run.queries if query.partitioned]
@@ -131,10 +129,6 @@ def markdown(run: Run, files: dict[str, str]) -> str:
                 lines.append(f"\n({len(listed) - LISTED_DIFFERENCES} more in report.json)")
             lines.append("")
     return "\n".join(lines)
-
-
-def _after_load(seconds: list[float]) -> float:
-    return statistics.median(seconds[1:] or seconds)
 
 
 def _plot_latency(run: Run, path: str) -> None:
