@@ -1,0 +1,170 @@
+"""The oracle's command line: ``generate``, ``check``, ``programs`` and ``serve``.
+
+``check`` runs an engine on a case set, prints where it differs, a table per
+program and the smallest failing case per program, writes a JSON report, and
+ends with ``<P> passed, <F> failed, <U> unsupported``; it exits 1 when any
+case failed and 2 when it could not start (an unknown engine, unreadable
+cases). ``generate`` writes a case set; ``programs`` prints the catalog;
+``serve`` answers the protocol with one of this project's stages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .cases import CASES, Case, CaseError, load, load_all
+from .catalog import PROGRAMS
+from .check import Report, judge, smallest_failing, write_smallest
+from .engines import DEFAULT_TIMEOUT, STAGES, EngineError, RecordedEngine, StageEngine, engine_named, record, serve
+from .generate import DEFAULT_SEED, GenerationError, generate, write
+
+REPORTS = Path("out") / "conformance"
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m final.conformance", description=__doc__.split("\n\n")[0])
+    commands = top.add_subparsers(dest="command", required=True)
+    make = commands.add_parser("generate", help="write a case set: the documents' examples and random histories")
+    make.add_argument("--out", type=Path, default=CASES, help=f"where to write it (default: the committed {CASES})")
+    make.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the random histories ({DEFAULT_SEED})")
+    check = commands.add_parser("check", help="run an engine on a case set and report where it differs")
+    engine = check.add_mutually_exclusive_group(required=True)
+    engine.add_argument("--engine", help=f"{', '.join(STAGES)}, d2ts, or cmd:<command line>")
+    engine.add_argument("--outputs", type=Path, help="read an engine's recorded outputs from DIR/<case>.jsonl")
+    check.add_argument("--cases", type=Path, default=CASES, help="a case file or a directory of them (default: the "
+                       "committed set)")
+    check.add_argument("--program", action="append", default=[], help="only this program's cases (repeatable)")
+    check.add_argument("--report", type=Path, help=f"the JSON report (default {REPORTS}/<engine>.json)")
+    check.add_argument("--record", type=Path, help="also write the engine's outputs to DIR/<case>.jsonl")
+    check.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds an engine may take per case")
+    check.add_argument("--no-shrink", action="store_true", help="do not shrink failing cases")
+    check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="a progress bar (default: when stderr is a terminal)")
+    programs = commands.add_parser("programs", help="print the catalog of programs")
+    programs.add_argument("--markdown", action="store_true", help="as the README's catalog section")
+    answer = commands.add_parser("serve", help="answer the protocol on stdin/stdout with one of this project's stages")
+    answer.add_argument("--engine", choices=STAGES, required=True)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = parser().parse_args(argv)
+    if arguments.command == "programs":
+        print(catalog_markdown() if arguments.markdown else catalog_text())
+        return 0
+    if arguments.command == "serve":
+        serve(StageEngine(arguments.engine))
+        return 0
+    try:
+        if arguments.command == "generate":
+            return _generate(arguments)
+        return _check(arguments)
+    except (CaseError, EngineError, GenerationError, FileExistsError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _generate(arguments: argparse.Namespace) -> int:
+    cases = generate(arguments.seed, progress=lambda name: print(f"  {name}", file=sys.stderr))
+    manifest = write(cases, arguments.out, arguments.seed)
+    print(f"{len(cases)} cases written under {arguments.out} (manifest: {manifest})")
+    return 0
+
+
+def _load_cases(path: Path, programs: Sequence[str]) -> list[Case]:
+    cases = [load(path)] if path.is_file() else list(load_all(path))
+    unknown = set(programs) - {program.name for program in PROGRAMS}
+    if unknown:
+        raise CaseError(f"--program {sorted(unknown)}: no such program; see 'python -m final.conformance programs'")
+    chosen = [case for case in cases if not programs or case.program in programs]
+    if not chosen:
+        raise CaseError(f"no cases of {list(programs)} under {path}")
+    return chosen
+
+
+def _check(arguments: argparse.Namespace) -> int:
+    cases = _load_cases(arguments.cases, arguments.program)
+    engine = RecordedEngine(arguments.outputs) if arguments.outputs else engine_named(arguments.engine,
+                                                                                      arguments.timeout)
+    label = "outputs" if arguments.outputs else re.sub(r"[^a-z0-9_.-]+", "-", arguments.engine.split(":")[0])
+    report = Report(engine.name)
+    show = _progress(arguments.progress, len(cases))
+    try:
+        for case in cases:
+            run = engine.run(case)
+            if arguments.record:
+                record(run, arguments.record, case)
+            verdict = judge(case, run)
+            report.verdicts.append(verdict)
+            show(case.name)
+            if verdict.status == "failed":
+                _print(f"FAIL {case.name}", verdict.lines())
+        if not arguments.outputs and not arguments.no_shrink and report.counts()[1]:
+            smallest_failing(report, cases, engine.run, progress=lambda p: print(f"shrinking {p} ...",
+                                                                                  file=sys.stderr))
+    finally:
+        engine.close()
+    print()
+    print(report.table())
+    path = arguments.report or REPORTS / f"{label}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report.to_json(), indent=1) + "\n")
+    if report.smallest:
+        shrunk = path.parent / f"{label}-shrunk"
+        print(f"\nsmallest failing case per program (under {shrunk}):")
+        for written, case in zip(write_smallest(report, shrunk), report.smallest.values(), strict=True):
+            updates = sum(len(message.data or ()) for message in case.messages)
+            rerun = f"python -m final.conformance check --engine {shlex.quote(arguments.engine)} --cases {written}"
+            print(f"  {case.program}: {updates} updates — {rerun}")
+    print(f"report: {path}")
+    print(report.summary_line())
+    return 1 if report.counts()[1] else 0
+
+
+def _print(head: str, lines: list[str]) -> None:
+    print(head)
+    for line in lines:
+        print(f"    {line}")
+
+
+def _progress(wanted: bool | None, total: int):  # noqa: ANN202 - a callable taking a case name
+    """A tqdm bar on stderr when wanted (by default, when stderr is a terminal), else nothing."""
+    if wanted is None:
+        wanted = sys.stderr.isatty()
+    if not wanted:
+        return lambda name: None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="case", file=sys.stderr, leave=False)
+
+    def advance(name: str) -> None:
+        bar.set_postfix_str(name, refresh=False)
+        bar.update()
+
+    return advance
+
+
+def catalog_text() -> str:
+    return "\n\n".join(
+        f"{p.name}({', '.join(p.inputs)})  [{p.source}]\n    {p.definition}" for p in PROGRAMS
+    )
+
+
+def catalog_markdown() -> str:
+    """The README's catalog section: one entry per program, with its inputs, source and definition."""
+    entries = []
+    for program in PROGRAMS:
+        needs = {(): "", ("iterate",): " Uses `iterate`.", ("final",): " Needs final's operators (no portable form)."}
+        entries.append(f"- **`{program.name}`**({', '.join(f'`{name}`' for name in program.inputs)}), from "
+                       f"{program.source}. {program.definition}{needs[program.concepts()]}")
+    return "\n".join(entries)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

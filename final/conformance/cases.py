@@ -1,0 +1,251 @@
+"""A case: one program, the messages its inputs receive, and the output expected at every version.
+
+On disk a case is a JSON file (the README's 'Case files'), checked against
+``schema.json`` when it is read. In memory it is a ``Case``; records and
+versions are decoded by the encoding rule (``encoding``), so a record read
+back is the tuple it was written from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .encoding import (
+    PlainVersion,
+    decode,
+    decode_collection,
+    decode_version,
+    encode,
+    encode_collection,
+    encode_version,
+    sort_text,
+)
+from .versions import Collection, less_equal, sort_key
+
+FORMAT = "dd-conformance-case/1"
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+CASES = Path(__file__).with_name("cases")
+"""The committed case set, shipped with the package."""
+
+
+class CaseError(ValueError):
+    """A case file that cannot be read: not JSON, not valid against the schema, or inconsistent."""
+
+
+Update = tuple[Hashable, PlainVersion, int]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message to an input: updates (``data``), or a new frontier (an antichain of versions)."""
+
+    input: str
+    data: tuple[Update, ...] | None = None
+    frontier: tuple[PlainVersion, ...] | None = None
+
+    def to_json(self) -> dict:
+        if self.data is not None:
+            return {"input": self.input, "data": [[encode(r), encode_version(v), m] for r, v, m in self.data]}
+        return {"input": self.input, "frontier": [encode_version(v) for v in self.frontier or ()]}
+
+    @classmethod
+    def from_json(cls, value: dict) -> Message:
+        if "data" in value:
+            data = tuple((decode(r), decode_version(v), m) for r, v, m in value["data"])
+            return cls(value["input"], data=data)
+        return cls(value["input"], frontier=tuple(decode_version(v) for v in value["frontier"]))
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The output at one version: the accumulated collection, and the difference from the versions below."""
+
+    version: PlainVersion
+    collection: Collection
+    difference: Collection
+
+
+@dataclass(frozen=True)
+class Case:
+    """A program, its input messages in order, and what its output must be."""
+
+    name: str
+    program: str
+    inputs: tuple[str, ...]
+    dimensions: int
+    """1: versions are ints; k > 1: versions are k-tuples of ints in the product order."""
+    messages: tuple[Message, ...]
+    expected: tuple[Expected, ...]
+    """One entry per version at which the output may change, sorted: the join closure of the input
+    versions and of the versions the output changes at."""
+    source: str = ""
+    tags: tuple[str, ...] = field(default=())
+
+    def histories(self) -> list[list[Update]]:
+        """Each input's updates, in the order they are sent."""
+        by_input: dict[str, list[Update]] = {name: [] for name in self.inputs}
+        for message in self.messages:
+            if message.data is not None:
+                by_input[message.input].extend(message.data)
+        return [by_input[name] for name in self.inputs]
+
+    def differences(self) -> dict[PlainVersion, Collection]:
+        """The expected output difference at each version where it is not empty."""
+        return {entry.version: entry.difference for entry in self.expected if entry.difference}
+
+    def to_json(self) -> dict:
+        return {
+            "format": FORMAT,
+            "name": self.name,
+            "program": self.program,
+            "source": self.source,
+            "tags": list(self.tags),
+            "dimensions": self.dimensions,
+            "inputs": list(self.inputs),
+            "messages": [message.to_json() for message in self.messages],
+            "expected": [
+                {
+                    "version": encode_version(entry.version),
+                    "collection": encode_collection(entry.collection),
+                    "difference": encode_collection(entry.difference),
+                }
+                for entry in self.expected
+            ],
+        }
+
+    def text(self) -> str:
+        """The case as it is written to a file: one line per message and per version, for readable diffs."""
+        value = self.to_json()
+        head = {key: value[key] for key in ("format", "name", "program", "source", "tags", "dimensions", "inputs")}
+        lines = [f"  {json.dumps(key)}: {json.dumps(item)}," for key, item in head.items()]
+        for key in ("messages", "expected"):
+            rows = ",\n".join(f"    {json.dumps(item)}" for item in value[key])
+            lines.append(f'  "{key}": [\n{rows}\n  ]' + ("," if key == "messages" else ""))
+        return "{\n" + "\n".join(lines) + "\n}\n"
+
+    @classmethod
+    def from_json(cls, value: Any, origin: str = "case") -> Case:
+        """A case from its decoded JSON, validated against the schema and checked for consistency.
+
+        Raises:
+            CaseError: naming ``origin`` and what is wrong.
+        """
+        problem = schema_problem(value)
+        if problem:
+            raise CaseError(f"{origin}: {problem}")
+        case = cls(
+            name=value["name"],
+            program=value["program"],
+            inputs=tuple(value["inputs"]),
+            dimensions=value["dimensions"],
+            messages=tuple(Message.from_json(message) for message in value["messages"]),
+            expected=tuple(
+                Expected(decode_version(e["version"]), decode_collection(e["collection"]),
+                         decode_collection(e["difference"]))
+                for e in value["expected"]
+            ),
+            source=value.get("source", ""),
+            tags=tuple(value.get("tags", ())),
+        )
+        problem = case.inconsistency()
+        if problem:
+            raise CaseError(f"{origin}: {problem}")
+        return case
+
+    def inconsistency(self) -> str | None:
+        """What the schema cannot say is wrong with this case, or None: unknown inputs, versions of the
+        wrong shape, data sent at a version its input's frontier has passed, an input never closed."""
+        frontiers: dict[str, tuple[PlainVersion, ...]] = {}
+        for position, message in enumerate(self.messages):
+            if message.input not in self.inputs:
+                return f"message {position} is for input {message.input!r}, not one of {list(self.inputs)}"
+            versions = [v for _, v, _ in message.data] if message.data is not None else list(message.frontier or ())
+            shape = next((v for v in versions if not self.fits(v)), None)
+            if shape is not None:
+                return f"message {position}: version {shape!r} does not have {self.dimensions} coordinate(s)"
+            if message.data is not None:
+                frontier = frontiers.get(message.input)
+                late = next((v for v in versions if frontier is not None and not allowed(frontier, v)), None)
+                if late is not None:
+                    return f"message {position}: data at {late!r} after input {message.input!r}'s frontier passed it"
+            else:
+                frontiers[message.input] = message.frontier or ()
+        still_open = [name for name in self.inputs if frontiers.get(name) != ()]
+        if still_open:
+            return f"inputs {still_open} are never closed: the last frontier message of every input must be []"
+        return None
+
+    def fits(self, version: PlainVersion) -> bool:
+        if self.dimensions == 1:
+            return isinstance(version, int)
+        return isinstance(version, tuple) and len(version) == self.dimensions
+
+
+def allowed(frontier: tuple[PlainVersion, ...], version: PlainVersion) -> bool:
+    """Whether data may still arrive at ``version``: some element of the frontier is ``<=`` it."""
+    return any(less_equal(element, version) for element in frontier)
+
+
+@cache
+def schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def schema_problem(value: Any) -> str | None:
+    """The first way ``value`` breaks ``schema.json``, as one sentence, or None."""
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema()).iter_errors(value))
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path) or "the top level"
+    return f"not a valid case at {where}: {error.message}"
+
+
+def load(path: Path) -> Case:
+    """Read and validate one case file.
+
+    Raises:
+        CaseError: the file is not JSON, breaks the schema, or is inconsistent.
+    """
+    try:
+        value = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise CaseError(f"{path}: cannot read a case: {error}") from None
+    return Case.from_json(value, str(path))
+
+
+def case_files(directory: Path) -> list[Path]:
+    """Every case file under ``directory``, in name order (the manifest is not a case)."""
+    return sorted(path for path in Path(directory).rglob("*.json") if path.name != "manifest.json")
+
+
+def load_all(directory: Path) -> Iterator[Case]:
+    """The cases under ``directory``, in file name order.
+
+    Raises:
+        CaseError: the directory holds no case files, or one of them cannot be read.
+    """
+    files = case_files(directory)
+    if not files:
+        raise CaseError(f"{directory} holds no case files (*.json); make some with 'generate --out {directory}'")
+    for path in files:
+        yield load(path)
+
+
+def file_name(case_name: str) -> str:
+    """Where a case lives under a case directory: ``program/name.json``."""
+    return f"{case_name}.json"
+
+
+def sorted_versions(versions: Any) -> list[PlainVersion]:
+    return sorted(set(versions), key=sort_key)
+
+
+__all__ = ["CASES", "FORMAT", "Case", "CaseError", "Expected", "Message", "allowed", "load", "load_all",
+           "sort_text", "sorted_versions"]

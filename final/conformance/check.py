@@ -1,0 +1,296 @@
+"""Judging an engine's run of a case, shrinking a failing case, and the report.
+
+An engine passes a case when its accumulated output equals the case's at
+every version the case lists and at every version the engine wrote output
+at, and it kept the frontier contract if it sent frontiers. Comparing
+accumulations at all those versions is enough: two sets of differences whose
+sums agree at every version either of them lies at are equal (by induction
+over the versions in order), so nothing the engine did is missed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .cases import Case, Message, allowed, file_name
+from .encoding import PlainVersion, encode, encode_version, sort_text
+from .generate import answer
+from .stages import Run
+from .versions import Collection, accumulate, consolidate, join_closure, less_equal, sort_key
+
+SHRINK_BUDGET = 300
+"""Most engine runs spent shrinking one program's failing case."""
+
+
+@dataclass
+class Mismatch:
+    """Where the engine's accumulated output differs from the case's at one version."""
+
+    version: PlainVersion
+    missing: Collection = field(default_factory=dict)
+    """Records the engine lacks: ``{record: expected multiplicity}``."""
+    extra: Collection = field(default_factory=dict)
+    """Records the engine has that it should not: ``{record: its multiplicity}``."""
+    wrong: dict[Hashable, tuple[int, int]] = field(default_factory=dict)
+    """Records with the wrong multiplicity: ``{record: (expected, the engine's)}``."""
+
+    def describe(self) -> str:
+        parts = []
+        for label, records in (("missing", self.missing), ("extra", self.extra)):
+            if records:
+                parts.append(f"{label} " + ", ".join(f"{_show(r)} x{m}" for r, m in _sorted(records)))
+        if self.wrong:
+            parts.append("wrong multiplicity " + ", ".join(
+                f"{_show(r)} expected x{e} got x{g}" for r, (e, g) in _sorted(self.wrong)))
+        return f"at version {_show(self.version)}: " + "; ".join(parts)
+
+    def to_json(self) -> dict:
+        return {
+            "version": encode_version(self.version),
+            "missing": [[encode(r), m] for r, m in _sorted(self.missing)],
+            "extra": [[encode(r), m] for r, m in _sorted(self.extra)],
+            "wrong": [[encode(r), e, g] for r, (e, g) in _sorted(self.wrong)],
+        }
+
+
+def _sorted(records: dict) -> list:
+    return sorted(records.items(), key=lambda item: sort_text(encode(item[0])))
+
+
+def _show(value: Any) -> str:
+    return json.dumps(encode(value) if not isinstance(value, int) else value)
+
+
+@dataclass
+class Verdict:
+    """One case's outcome: ``passed``, ``failed`` or ``unsupported``, and why."""
+
+    case: str
+    program: str
+    status: str
+    reason: str = ""
+    mismatches: list[Mismatch] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    """Frontier-contract and version-shape problems, one sentence each."""
+
+    def lines(self, most: int = 3) -> list[str]:
+        """What went wrong, as lines for the terminal (``most`` mismatches at most)."""
+        lines = [self.reason] if self.reason else []
+        lines += self.violations
+        lines += [mismatch.describe() for mismatch in self.mismatches[:most]]
+        if len(self.mismatches) > most:
+            lines.append(f"... and {len(self.mismatches) - most} more versions")
+        return lines
+
+    def to_json(self) -> dict:
+        value = asdict(self)
+        value["mismatches"] = [mismatch.to_json() for mismatch in self.mismatches]
+        return value
+
+
+def judge(case: Case, run: Run) -> Verdict:
+    """Compare an engine's ``run`` of ``case`` with what the case expects."""
+    verdict = Verdict(case.name, case.program, "passed")
+    if run.status == "unsupported":
+        verdict.status, verdict.reason = "unsupported", run.reason
+        return verdict
+    if run.status == "error":
+        verdict.status, verdict.reason = "failed", f"error: {run.reason}"
+        return verdict
+    verdict.violations = frontier_violations(case, run)
+    produced = consolidate(run.updates())
+    expected = case.differences()
+    versions = sorted({entry.version for entry in case.expected} | set(produced), key=sort_key)
+    for version in versions:
+        mismatch = compare(version, accumulate(expected, version), accumulate(produced, version))
+        if mismatch is not None:
+            verdict.mismatches.append(mismatch)
+    if verdict.violations or verdict.mismatches:
+        verdict.status = "failed"
+    return verdict
+
+
+def compare(version: PlainVersion, expected: Collection, got: Collection) -> Mismatch | None:
+    if expected == got:
+        return None
+    mismatch = Mismatch(version)
+    for record in expected.keys() | got.keys():
+        want, have = expected.get(record, 0), got.get(record, 0)
+        if have == 0:
+            mismatch.missing[record] = want
+        elif want == 0:
+            mismatch.extra[record] = have
+        elif want != have:
+            mismatch.wrong[record] = (want, have)
+    return mismatch
+
+
+def frontier_violations(case: Case, run: Run) -> list[str]:
+    """Versions of the wrong shape, data behind the output frontier, frontiers going back, an unclosed output."""
+    problems = []
+    frontier: list | None = None
+    for kind, items in run.events:
+        versions = [version for _, version, _ in items] if kind == "data" else items
+        wrong_shape = next((v for v in versions if not case.fits(v)), None)
+        if wrong_shape is not None:
+            problems.append(f"output at version {_show(wrong_shape)}, which is not a version of this case "
+                            f"({case.dimensions} coordinate(s))")
+            return problems
+        if kind == "data":
+            late = next((v for v in versions if frontier is not None and not allowed(tuple(frontier), v)), None)
+            if late is not None:
+                problems.append(f"output data at version {_show(late)} after the output frontier "
+                                f"{_show(tuple(frontier))} had passed it")
+        else:
+            if frontier is not None and not all(allowed(tuple(frontier), v) for v in items):
+                problems.append(f"the output frontier went back from {_show(tuple(frontier))} to {_show(tuple(items))}")
+            frontier = items
+    if frontier is not None and frontier:
+        problems.append(f"the output's last frontier is {_show(tuple(frontier))}, not [] (the output never closed)")
+    return problems
+
+
+# -- shrinking -----------------------------------------------------------------------------------
+
+
+def without(case: Case, drop: set[int]) -> Case:
+    """``case`` with the updates at positions ``drop`` (counted over all data messages) removed, and
+    data messages left empty removed; the expected output is not recomputed."""
+    messages, position = [], 0
+    for message in case.messages:
+        if message.data is None:
+            messages.append(message)
+            continue
+        kept = tuple(u for offset, u in enumerate(message.data, position) if offset not in drop)
+        position += len(message.data)
+        if kept:
+            messages.append(Message(message.input, data=kept))
+    return Case(case.name, case.program, case.inputs, case.dimensions, tuple(messages), (), case.source, case.tags)
+
+
+def physical(case: Case) -> bool:
+    """Whether no record's accumulated multiplicity on any input is negative at any version."""
+    for history in case.histories():
+        versions = join_closure({version for _, version, _ in history})
+        for version in versions:
+            totals: dict = {}
+            for record, at, multiplicity in history:
+                if less_equal(at, version):
+                    totals[record] = totals.get(record, 0) + multiplicity
+            if any(total < 0 for total in totals.values()):
+                return False
+    return True
+
+
+def size(case: Case) -> int:
+    return sum(len(message.data or ()) for message in case.messages)
+
+
+def shrink(case: Case, fails: Callable[[Case], bool], budget: int = SHRINK_BUDGET) -> Case:
+    """The smallest case found by removing updates from ``case`` while ``fails`` holds (ddmin-like:
+    chunks of half the updates, then quarters, down to single updates), keeping the inputs physical.
+
+    Each candidate gets its expected output recomputed (``generate.answer``:
+    final, checked against from scratch) before ``fails`` sees it.
+    """
+    current = case
+    chunk = max(1, size(case) // 2)
+    tries = 0
+    while tries < budget:
+        removed_any = False
+        start = 0
+        while start < size(current) and tries < budget:
+            candidate = without(current, set(range(start, start + chunk)))
+            if size(candidate) == 0 or not physical(candidate):
+                start += chunk
+                continue
+            candidate = answer(_renamed(candidate, current.name))
+            tries += 1
+            if fails(candidate):
+                current, removed_any = candidate, True
+            else:
+                start += chunk
+        if chunk == 1 and not removed_any:
+            break
+        chunk = max(1, chunk // 2)
+    return current
+
+
+def _renamed(case: Case, name: str) -> Case:
+    stem = name.removesuffix("-shrunk")
+    return Case(f"{stem}-shrunk", case.program, case.inputs, case.dimensions, case.messages, case.expected,
+                f"shrunk from {stem}", case.tags)
+
+
+# -- the report ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    """Every verdict of one engine over a case set, and the smallest failing case per program."""
+
+    engine: str
+    verdicts: list[Verdict] = field(default_factory=list)
+    smallest: dict[str, Case] = field(default_factory=dict)
+
+    def counts(self) -> tuple[int, int, int]:
+        statuses = [verdict.status for verdict in self.verdicts]
+        return statuses.count("passed"), statuses.count("failed"), statuses.count("unsupported")
+
+    def summary_line(self) -> str:
+        passed, failed, unsupported = self.counts()
+        return f"{passed} passed, {failed} failed, {unsupported} unsupported"
+
+    def table(self) -> str:
+        """A markdown table: per program, how many cases passed, failed and were unsupported."""
+        rows: dict[str, list[int]] = {}
+        for verdict in self.verdicts:
+            row = rows.setdefault(verdict.program, [0, 0, 0])
+            row[("passed", "failed", "unsupported").index(verdict.status)] += 1
+        width = max([len("program"), *map(len, rows)])
+        lines = [f"| {'program':<{width}} | passed | failed | unsupported |",
+                 f"|{'-' * (width + 2)}|--------|--------|-------------|"]
+        lines += [f"| {name:<{width}} | {p:>6} | {f:>6} | {u:>11} |" for name, (p, f, u) in sorted(rows.items())]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        passed, failed, unsupported = self.counts()
+        return {
+            "engine": self.engine,
+            "passed": passed, "failed": failed, "unsupported": unsupported,
+            "verdicts": [verdict.to_json() for verdict in self.verdicts],
+            "smallest_failing": {program: case.to_json() for program, case in sorted(self.smallest.items())},
+        }
+
+
+def smallest_failing(report: Report, cases: Sequence[Case], run: Callable[[Case], Run],
+                     progress: Callable[[str], None] | None = None) -> None:
+    """For each program with a failing case, shrink its failing case with the fewest updates into
+    ``report.smallest``. Only failures the engine shows again count: an error that does not repeat
+    (a timeout, say) is left unshrunk."""
+    failing: dict[str, list[Case]] = {}
+    by_name = {case.name: case for case in cases}
+    for verdict in report.verdicts:
+        if verdict.status == "failed":
+            failing.setdefault(verdict.program, []).append(by_name[verdict.case])
+    for program, candidates in sorted(failing.items()):
+        if progress:
+            progress(program)
+        smallest = min(candidates, key=lambda case: (size(case), case.name))
+        report.smallest[program] = shrink(smallest, lambda case: judge(case, run(case)).status == "failed")
+
+
+def write_smallest(report: Report, directory: Path) -> list[Path]:
+    """Each program's smallest failing case as a case file under ``directory``; returns the paths."""
+    paths = []
+    for case in report.smallest.values():
+        path = Path(directory) / file_name(case.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(case.text())
+        paths.append(path)
+    return paths
+

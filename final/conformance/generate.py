@@ -1,0 +1,332 @@
+"""Cases from the documents' examples and from seeded random histories, each answer computed twice.
+
+Every case's expected output is what final computes, fed the case's
+messages, and it is written only if it equals the answer from scratch at
+every version: the program's portable implementation run on v0 (document
+002's static collections, recomputing each version from nothing), or, for
+document 000's operators that no earlier stage has, a plain-Python
+reference. A disagreement raises ``GenerationError`` naming the case and the
+version; no case is written for it. A documented example must moreover give
+the output its document gives.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import random
+import shutil
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .cases import CASES, Case, Expected, Message, case_files, file_name
+from .catalog import PROGRAMS, Program, program_named
+from .encoding import PlainVersion
+from .stages import from_scratch, run_stage
+from .versions import Collection, accumulate, consolidate, differences, join_closure, less_equal, sort_key
+
+DEFAULT_SEED = 2026
+RANDOM_CASES = 10
+"""Random cases per program: half with int versions, half with pairs (where the program allows them)."""
+CASE_SET = 1
+"""The version of the committed case set: raised whenever a regenerated set differs from the last one."""
+
+History = list[tuple[Hashable, PlainVersion, int]]
+
+
+class GenerationError(RuntimeError):
+    """final and the from-scratch answer disagree on a case (or a documented example's output): an engine bug."""
+
+
+# -- messages from histories ------------------------------------------------------
+
+
+def batches(history: Iterable[tuple[Hashable, PlainVersion, int]]) -> list[tuple[PlainVersion, list]]:
+    """Runs of consecutive updates at one version, in the order given."""
+    runs: list[tuple[PlainVersion, list]] = []
+    for record, version, multiplicity in history:
+        if runs and runs[-1][0] == version:
+            runs[-1][1].append((record, version, multiplicity))
+        else:
+            runs.append((version, [(record, version, multiplicity)]))
+    return runs
+
+
+def minimal(versions: Iterable[PlainVersion]) -> tuple[PlainVersion, ...]:
+    """The antichain of the least of ``versions``: the frontier of an input that has yet to send them."""
+    distinct = set(versions)
+    least = [v for v in distinct if not any(o != v and less_equal(o, v) for o in distinct)]
+    return tuple(sorted(least, key=sort_key))
+
+
+def script(inputs: Sequence[str], histories: Sequence[History], rng: random.Random | None = None) -> list[Message]:
+    """The messages that send ``histories``: each input's runs of updates in the order given, each
+    followed by that input's frontier, the least versions it has yet to send (``[]`` once it has sent all).
+
+    Without ``rng`` the inputs take turns, one run each. With it they are
+    interleaved at random and some frontier messages are held back, so that
+    several versions close at once.
+    """
+    pending = [batches(history) for history in histories]
+    messages: list[Message] = []
+    turn = 0
+    while any(pending):
+        choices = [i for i, runs in enumerate(pending) if runs]
+        index = rng.choice(choices) if rng else choices[turn % len(choices)]
+        turn += 1
+        _, updates = pending[index].pop(0)
+        messages.append(Message(inputs[index], data=tuple(updates)))
+        remaining = minimal(version for version, _ in pending[index])
+        if not remaining or rng is None or rng.random() < 0.7:
+            messages.append(Message(inputs[index], frontier=remaining))
+    for index, name in enumerate(inputs):
+        if not histories[index] or not any(m.input == name and m.frontier == () for m in messages):
+            messages.append(Message(name, frontier=()))
+    return messages
+
+
+# -- the answer, twice ------------------------------------------------------------
+
+
+def answer(case: Case, at: Iterable[PlainVersion] = ()) -> Case:
+    """``case`` with its expected output: final's, checked against from scratch at every version.
+
+    Raises:
+        GenerationError: final fails, or its output differs from scratch at some version.
+    """
+    program = program_named(case.program)
+    run = run_stage("final", case)
+    if run.status != "done":
+        raise GenerationError(f"{case.name}: final could not run it ({run.status}: {run.reason})")
+    computed = consolidate(run.updates())
+    input_versions = {version for history in case.histories() for _, version, _ in history}
+    versions = join_closure({*input_versions, *at, *computed})
+    collections = scratch(program, case, versions)
+    expected = differences(collections)
+    for version in versions:
+        if computed.get(version, {}) != expected[version]:
+            raise GenerationError(
+                f"{case.name}: at version {version!r} final's output difference is {computed.get(version, {})}, "
+                f"but from scratch it is {expected[version]}; no case is written for it"
+            )
+    entries = tuple(Expected(version, collections[version], expected[version]) for version in versions)
+    return Case(case.name, case.program, case.inputs, case.dimensions, case.messages, entries, case.source, case.tags)
+
+
+def scratch(program: Program, case: Case, versions: list[PlainVersion]) -> dict[PlainVersion, Collection]:
+    """The output at each version from nothing: v0 running the portable program, or the plain reference."""
+    if program.portable is not None:
+        return from_scratch(importlib.import_module("v0"), program.portable, case, versions)
+    if program.reference is None:
+        raise GenerationError(f"{program.name} has neither a portable implementation nor a reference")
+    return {version: program.reference(case.histories(), version) for version in versions}
+
+
+def tags_of(program: Program, dimensions: int, histories: Sequence[History], messages: Sequence[Message]) -> tuple:
+    """What a case exercises, for reading a report: retractions, partial orders, out-of-order sends, loops."""
+    tags = []
+    if any(m < 0 for history in histories for _, _, m in history):
+        tags.append("retractions")
+    tags.append("product-order" if dimensions > 1 else "total-order")
+    if out_of_order(messages):
+        tags.append("out-of-order")
+    if program.iterates:
+        tags.append("iterate")
+    return tuple(tags)
+
+
+def out_of_order(messages: Sequence[Message]) -> bool:
+    """Whether some input sends data at a version not at or after every version it sent before."""
+    sent: dict[str, list] = {}
+    for message in messages:
+        for _, version, _ in message.data or ():
+            if any(not less_equal(earlier, version) for earlier in sent.get(message.input, ())):
+                return True
+            sent.setdefault(message.input, []).append(version)
+    return False
+
+
+def make_case(
+    name: str, program: Program, histories: Sequence[History], source: str,
+    rng: random.Random | None = None, at: Iterable[PlainVersion] = (), extra_tags: tuple = (),
+) -> Case:
+    """A case sending ``histories`` to ``program``, with its expected output (``answer``)."""
+    versions = [version for history in histories for _, version, _ in history]
+    dimensions = len(versions[0]) if versions and isinstance(versions[0], tuple) else 1
+    messages = script(program.inputs, histories, rng)
+    tags = extra_tags + tags_of(program, dimensions, histories, messages)
+    bare = Case(name, program.name, program.inputs, dimensions, tuple(messages), (), source, tags)
+    return answer(bare, at)
+
+
+# -- random histories ---------------------------------------------------------------
+
+
+def random_version(rng: random.Random, kind: str, at_least: PlainVersion | None = None) -> PlainVersion:
+    """An int in 0..4, or a pair in 0..2 x 0..2; at or above ``at_least`` when given."""
+    if kind == "int":
+        return rng.randint(0 if at_least is None else at_least, 4 if at_least is None else 5)
+    low = at_least or (0, 0)
+    return (rng.randint(low[0], 2), rng.randint(low[1], 2))
+
+
+def random_history(rng: random.Random, record: Callable[[random.Random], Hashable], kind: str, grow_only: bool) -> History:
+    """Records inserted (once, or twice at one version) and some retracted at the same or a later version,
+    in shuffled order: accumulated multiplicities never go negative, the shape of real data."""
+    history: History = []
+    for _ in range(rng.randint(1, 6)):
+        item, version = record(rng), random_version(rng, kind)
+        history.append((item, version, 2 if rng.random() < 0.15 else 1))
+        if not grow_only and rng.random() < 0.4:
+            history.append((item, random_version(rng, kind, version), -1))
+    rng.shuffle(history)
+    return history
+
+
+def random_cases(program: Program, seed: int, count: int = RANDOM_CASES) -> list[Case]:
+    """``count`` random cases of ``program``, each from its own generator seeded by (seed, program, number)."""
+    cases = []
+    for number in range(count):
+        rng = random.Random(f"{seed}:{program.name}:{number}")
+        kind = program.versions[number % len(program.versions)]
+        grow_only = rng.random() < 0.3
+        histories = [random_history(rng, record, kind, grow_only) for record in program.records]
+        cases.append(make_case(
+            f"{program.name}/random-{number:02d}", program, histories,
+            f"random history (seed {seed}, case {number})", rng,
+        ))
+    return cases
+
+
+# -- the documents' examples ----------------------------------------------------------
+
+
+def _fares_row(record: tuple) -> tuple:
+    """004's example writes a group as (key, (("distinct_distances", n), ("max_fare", x), ("min_fare", y)));
+    the catalog's min_max_count_distinct writes (key, min, max, n)."""
+    key, ((_, distinct), (_, high), (_, low)) = record
+    return (key, low, high, distinct)
+
+
+EXAMPLE_PROGRAMS: dict[str, tuple[str, Callable[[Any], Any] | None]] = {
+    "difference_a_minus_b": ("difference", None),
+    "add_one_iterate": ("add_one_squares", None),
+    "plus_five_evens_graph": ("plus_five_evens", None),
+    "concat_out_of_order": ("concat", None),
+    "reduce_closed_versions_in_order": ("count_by_key", None),
+    "geometric_series": ("geometric_series", None),
+    "household_distinct": ("distinct", None),
+    "distinct_lengths": ("distinct_lengths", None),
+    "fraud_propagation": ("reachability", None),
+    "noop_body_converges": ("noop_loop", None),
+    "names_with_lengths": ("name_lengths", None),
+    "join_function_copies": ("timed_copies", None),
+    "explode_counts": ("explode", None),
+    "temporal_filter_window": ("temporal_window", None),
+    "fares_by_passengers": ("min_max_count_distinct", _fares_row),
+    "three_hops_shared_links": ("three_hops", None),
+    "enrichment_left_joins": ("enrichment", None),
+}
+"""Each documented example (by its name in the shared catalog) and the program that computes it, with a
+translation of the example's records where the catalog writes them differently."""
+
+
+def documented_examples() -> list:
+    """The documents' examples, from the one catalog the tests, the tour and the notebooks read.
+
+    Raises:
+        GenerationError: the repository's ``tests`` package is not importable (generate runs in a clone).
+    """
+    try:
+        from tests.catalog import EXAMPLES
+    except ImportError as error:
+        raise GenerationError(
+            f"generate reads the documents' examples from tests/catalog.py, which needs a clone of the "
+            f"repository on the path ({error}); run it from the repository's root"
+        ) from None
+    return EXAMPLES
+
+
+def example_cases() -> list[Case]:
+    """One case per documented example, its messages in the document's order, its output checked against
+    what the document gives."""
+    examples = {example.name: example for example in documented_examples()}
+    unmapped = set(examples) - set(EXAMPLE_PROGRAMS)
+    if unmapped:
+        raise GenerationError(f"documented examples {sorted(unmapped)} have no program in EXAMPLE_PROGRAMS")
+    cases = []
+    for name, (program_name, translate) in EXAMPLE_PROGRAMS.items():
+        example, program = examples[name], program_named(program_name)
+        case = make_case(f"{program_name}/doc-{name}", program, example.inputs, example.source,
+                         at=example.at or (), extra_tags=("document",))
+        check_against_document(case, example, translate or (lambda record: record))
+        cases.append(case)
+    return cases
+
+
+def check_against_document(case: Case, example: Any, translate: Callable[[Any], Any]) -> None:
+    """Raises GenerationError where the case's output is not what the document gives."""
+
+    def translated(collection: dict) -> dict:
+        return {translate(record): multiplicity for record, multiplicity in collection.items()}
+
+    ours = case.differences()
+    for version, collection in example.expected.items():
+        if accumulate(ours, version) != translated(collection):
+            raise GenerationError(
+                f"{case.name}: at {version!r} the document gives {collection} but final and from scratch give "
+                f"{accumulate(ours, version)}"
+            )
+    for version, difference in (example.differences or {}).items():
+        if ours.get(version, {}) != translated(difference):
+            raise GenerationError(f"{case.name}: the document's difference at {version!r} is {difference}, "
+                                  f"ours is {ours.get(version, {})}")
+
+
+# -- the case set -------------------------------------------------------------------------
+
+
+def generate(seed: int = DEFAULT_SEED, progress: Callable[[str], None] | None = None) -> list[Case]:
+    """The whole case set: the documents' examples, then ``RANDOM_CASES`` random cases per program."""
+    cases = example_cases()
+    for program in PROGRAMS:
+        if progress:
+            progress(program.name)
+        cases += random_cases(program, seed)
+    return cases
+
+
+def write(cases: Sequence[Case], out: Path, seed: int) -> Path:
+    """Write ``cases`` under ``out`` (one file per case, by program) with a manifest; returns the manifest.
+
+    A directory that already holds a case set has it replaced; any other
+    non-empty directory is refused, so nothing else is ever deleted.
+
+    Raises:
+        FileExistsError: ``out`` holds files but no ``manifest.json``.
+    """
+    out = Path(out)
+    manifest = out / "manifest.json"
+    if out.exists() and any(out.iterdir()) and not manifest.exists():
+        raise FileExistsError(f"{out} holds files but is not a case set (no manifest.json); choose another --out")
+    for path in case_files(out) if out.exists() else ():
+        path.unlink()
+    for directory in sorted((p for p in out.glob("*") if p.is_dir()), reverse=True) if out.exists() else ():
+        if not any(directory.iterdir()):
+            shutil.rmtree(directory)
+    for case in cases:
+        path = out / file_name(case.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(case.text())
+    counts: dict[str, int] = {}
+    for case in cases:
+        counts[case.program] = counts.get(case.program, 0) + 1
+    manifest.write_text(json.dumps({
+        "case_set": CASE_SET, "format": "dd-conformance-case/1", "seed": seed, "cases": len(cases),
+        "generated_by": "python -m final.conformance generate", "programs": dict(sorted(counts.items())),
+    }, indent=2) + "\n")
+    return manifest
+
+
+DEFAULT_OUT = CASES

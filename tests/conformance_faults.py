@@ -1,0 +1,69 @@
+"""Engines with planted faults, for testing that the conformance checker catches them.
+
+Each wraps final's adapter and spoils its output in one way a real engine
+might: dropping a retraction, emitting at the wrong version, counting twice.
+Run as a program (``python -m tests.conformance_faults drop_retraction``) it
+speaks the protocol, so the checker's subprocess path is tested too.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from final.conformance.engines import StageEngine, serve
+from final.conformance.stages import Run
+
+Updates = list[tuple]
+
+
+def drop_retraction(updates: Updates) -> Updates:
+    """Loses the first retraction (negative multiplicity) the output has."""
+    first = next((i for i, (_, _, m) in enumerate(updates) if m < 0), None)
+    return updates if first is None else updates[:first] + updates[first + 1:]
+
+
+def later(version: int | tuple) -> int | tuple:
+    return version + 1 if isinstance(version, int) else (version[0] + 1, *version[1:])
+
+
+def wrong_version(updates: Updates) -> Updates:
+    """Emits the output's first update one version late (an int plus one, a tuple's first coordinate plus one)."""
+    if not updates:
+        return updates
+    record, version, multiplicity = updates[0]
+    return [(record, later(version), multiplicity), *updates[1:]]
+
+
+def double_count(updates: Updates) -> Updates:
+    """Emits every update twice."""
+    return [update for update in updates for _ in range(2)]
+
+
+FAULTS: dict[str, Callable[[Updates], Updates]] = {
+    "drop_retraction": drop_retraction,
+    "wrong_version": wrong_version,
+    "double_count": double_count,
+}
+
+
+class FaultyEngine:
+    """final, with its output passed through one of ``FAULTS`` (and its output frontiers left out)."""
+
+    def __init__(self, fault: str) -> None:
+        self.name = f"final+{fault}"
+        self.fault = FAULTS[fault]
+        self.final = StageEngine("final")
+
+    def run(self, case) -> Run:  # noqa: ANN001 - a final.conformance Case
+        run = self.final.run(case)
+        if run.status != "done":
+            return run
+        return Run(events=[("data", self.fault(run.updates()))])
+
+    def close(self) -> None:
+        pass
+
+
+if __name__ == "__main__":
+    serve(FaultyEngine(sys.argv[1]))
