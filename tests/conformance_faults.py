@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from final.conformance.cases import Case
 from final.conformance.engines import StageEngine, serve
 from final.conformance.stages import Run
 
@@ -55,7 +56,7 @@ class FaultyEngine:
         self.fault = FAULTS[fault]
         self.final = StageEngine("final")
 
-    def run(self, case) -> Run:  # noqa: ANN001 - a final.conformance Case
+    def run(self, case: Case) -> Run:
         run = self.final.run(case)
         if run.status != "done":
             return run

@@ -133,7 +133,7 @@ def _print(head: str, lines: list[str]) -> None:
         print(f"    {line}")
 
 
-def _progress(wanted: bool | None, total: int):  # noqa: ANN202 - a callable taking a case name
+def _progress(wanted: bool | None, total: int):
     """A tqdm bar on stderr when wanted (by default, when stderr is a terminal), else nothing."""
     if wanted is None:
         wanted = sys.stderr.isatty()

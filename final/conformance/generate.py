@@ -171,7 +171,9 @@ def random_version(rng: random.Random, kind: str, at_least: PlainVersion | None 
     return (rng.randint(low[0], 2), rng.randint(low[1], 2))
 
 
-def random_history(rng: random.Random, record: Callable[[random.Random], Hashable], kind: str, grow_only: bool) -> History:
+def random_history(
+    rng: random.Random, record: Callable[[random.Random], Hashable], kind: str, grow_only: bool
+) -> History:
     """Records inserted (once, or twice at one version) and some retracted at the same or a later version,
     in shuffled order: accumulated multiplicities never go negative, the shape of real data."""
     history: History = []

@@ -1,0 +1,281 @@
+"""The conformance oracle: its case set, its checker, its adapters and its command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from final.conformance import catalog
+from final.conformance.__main__ import catalog_markdown, main
+from final.conformance.cases import CASES, Case, CaseError, load, load_all
+from final.conformance.check import judge, physical, shrink, size
+from final.conformance.encoding import EncodingError, decode, encode
+from final.conformance.engines import CommandEngine, StageEngine
+from final.conformance.generate import DEFAULT_SEED, GenerationError, answer, generate, random_cases, write
+from final.conformance.stages import STAGES, missing_concept
+from tests.conformance_faults import FaultyEngine
+from tests.harness import PRESENT_STAGES
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = sorted(load_all(CASES), key=lambda case: case.name)
+BY_NAME = {case.name: case for case in COMMITTED}
+
+
+def test_the_committed_case_set_is_what_generate_writes_for_the_default_seed(tmp_path: Path) -> None:
+    write(generate(DEFAULT_SEED), tmp_path, DEFAULT_SEED)
+    written = {path.relative_to(tmp_path): path.read_text() for path in tmp_path.rglob("*.json")}
+    committed = {path.relative_to(CASES): path.read_text() for path in CASES.rglob("*.json")}
+    assert written.keys() == committed.keys()
+    assert [name for name in written if written[name] != committed[name]] == []
+
+
+def test_generation_is_deterministic_for_a_seed_and_differs_between_seeds() -> None:
+    program = catalog.BY_NAME["reachability"]
+    first, again, other = (random_cases(program, seed, 4) for seed in (7, 7, 8))
+    assert [case.text() for case in first] == [case.text() for case in again]
+    assert [case.text() for case in first] != [case.text() for case in other]
+
+
+def test_the_case_set_covers_every_program_the_documents_and_each_kind_of_history() -> None:
+    manifest = json.loads((CASES / "manifest.json").read_text())
+    assert manifest["cases"] == len(COMMITTED)
+    assert {case.program for case in COMMITTED} == set(catalog.BY_NAME)
+    tags = {tag for case in COMMITTED for tag in case.tags}
+    assert {"document", "retractions", "total-order", "product-order", "out-of-order", "iterate"} <= tags
+    assert sum("document" in case.tags for case in COMMITTED) == 17
+    assert sum(path.stat().st_size for path in CASES.rglob("*")) < 10_000_000
+
+
+def test_the_readme_lists_the_catalog_as_the_code_defines_it() -> None:
+    assert catalog_markdown() in (ROOT / "final" / "conformance" / "README.md").read_text()
+
+
+@pytest.mark.parametrize("stage", PRESENT_STAGES)
+def test_every_stage_passes_every_case_it_supports(stage: str) -> None:
+    engine = StageEngine(stage)
+    verdicts = [judge(case, engine.run(case)) for case in COMMITTED]
+    failed = [(v.case, v.lines()) for v in verdicts if v.status == "failed"]
+    assert failed == []
+    unsupported = {v.case for v in verdicts if v.status == "unsupported"}
+    assert unsupported == {case.name for case in COMMITTED if missing_concept(stage, case)}
+    if stage in ("v0", "v5"):
+        assert all(not catalog.BY_NAME[BY_NAME[name].program].portable for name in unsupported)
+    if stage == "final":
+        assert unsupported == set()
+
+
+def test_unsupported_says_which_concept_is_missing() -> None:
+    geometric = BY_NAME["geometric_series/doc-geometric_series"]
+    assert "arrive in v4" in missing_concept("v3", geometric)
+    assert "only grow" in missing_concept("v4", geometric)
+    assert "partially ordered" in missing_concept("v4", BY_NAME["distinct/doc-household_distinct"])
+    assert "only final has" in missing_concept("v5", BY_NAME["explode/doc-explode_counts"])
+
+
+# -- planted faults ----------------------------------------------------------------------
+
+
+def test_a_dropped_retraction_is_reported_at_its_case_and_version() -> None:
+    fraud = BY_NAME["reachability/doc-fraud_propagation"]
+    verdict = judge(fraud, FaultyEngine("drop_retraction").run(fraud))
+    assert verdict.status == "failed"
+    [mismatch] = verdict.mismatches
+    assert mismatch.version == 1
+    assert len(mismatch.extra) == 1 and not mismatch.missing and not mismatch.wrong
+
+
+def test_output_at_the_wrong_version_is_reported_there() -> None:
+    names = BY_NAME["name_lengths/doc-names_with_lengths"]  # frank at 6; frank and david at 8; frank retracted at 9
+    verdict = judge(names, FaultyEngine("wrong_version").run(names))
+    assert verdict.status == "failed"
+    assert [mismatch.version for mismatch in verdict.mismatches] == [6]
+    assert verdict.mismatches[0].missing == {("frank", 5): 1}
+
+
+def test_double_counting_is_reported_as_wrong_multiplicities_at_every_version() -> None:
+    concat = BY_NAME["concat/doc-concat_out_of_order"]
+    verdict = judge(concat, FaultyEngine("double_count").run(concat))
+    assert [mismatch.version for mismatch in verdict.mismatches] == [0, 1, 2, 3]
+    assert verdict.mismatches[0].wrong == {"a0": (1, 2), "b0": (1, 2)}
+
+
+def test_every_fault_fails_cases_and_no_correct_engine_does() -> None:
+    for fault in ("drop_retraction", "wrong_version", "double_count"):
+        engine = FaultyEngine(fault)
+        statuses = {judge(case, engine.run(case)).status for case in COMMITTED[:60]}
+        assert "failed" in statuses, fault
+
+
+def test_shrinking_keeps_a_failing_physical_case_with_fewer_updates() -> None:
+    engine = FaultyEngine("drop_retraction")
+    case = BY_NAME["three_hops/doc-three_hops_shared_links"]
+    smallest = shrink(case, lambda c: judge(c, engine.run(c)).status == "failed")
+    assert size(smallest) < size(case)
+    assert physical(smallest)
+    assert judge(smallest, engine.run(smallest)).status == "failed"
+    assert judge(smallest, StageEngine("v0").run(smallest)).status == "passed"
+    assert smallest.name == "three_hops/doc-three_hops_shared_links-shrunk"
+
+
+def test_a_disagreement_between_final_and_from_scratch_is_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    wrong = dataclasses.replace(catalog.BY_NAME["count_by_key"], final=lambda records: records.count().negate())
+    monkeypatch.setitem(catalog.BY_NAME, "count_by_key", wrong)
+    with pytest.raises(GenerationError, match="from scratch"):
+        answer(BY_NAME["count_by_key/doc-reduce_closed_versions_in_order"])
+
+
+# -- the protocol ----------------------------------------------------------------------------
+
+
+def _command(*arguments: str) -> list[str]:
+    return [sys.executable, *arguments]
+
+
+def test_an_engine_speaking_the_protocol_is_checked_like_one_in_process() -> None:
+    engine = CommandEngine("v3", _command("-m", "final.conformance", "serve", "--engine", "v3"))
+    try:
+        verdicts = [judge(case, engine.run(case)) for case in COMMITTED[:40]]
+    finally:
+        engine.close()
+    assert {v.status for v in verdicts} <= {"passed", "unsupported"}
+    assert sum(v.status == "passed" for v in verdicts) >= 10
+
+
+@pytest.mark.parametrize(
+    ("script", "reason"),
+    [
+        ("print('hello', flush=True)", "protocol"),
+        ("import sys; sys.stdin.readline()", "ended before a closing line"),
+        ("import time; time.sleep(30)", "no answer within"),
+        ("print('{\"data\": [[1, 2.5, 1]]}', flush=True)", "protocol"),
+    ],
+)
+def test_an_engine_that_breaks_the_protocol_fails_the_case_saying_how(script: str, reason: str) -> None:
+    engine = CommandEngine("broken", _command("-c", script), timeout=2)
+    case = COMMITTED[0]
+    try:
+        verdicts = [judge(case, engine.run(case)) for _ in range(2)]  # restarted for the second
+    finally:
+        engine.close()
+    assert all(v.status == "failed" and reason in v.reason for v in verdicts)
+
+
+def test_output_frontiers_are_checked() -> None:
+    from final.conformance.stages import Run
+
+    case = BY_NAME["name_lengths/doc-names_with_lengths"]
+    good = StageEngine("final").run(case)
+    late = Run(events=[("frontier", [9]), *[event for event in good.events if event[0] == "data"]])
+    assert any("after the output frontier" in v for v in judge(case, late).violations)
+    unclosed = Run(events=[*[e for e in good.events if e[0] == "data"], ("frontier", [7])])
+    assert any("never closed" in v for v in judge(case, unclosed).violations)
+
+
+# -- case files and encoding ----------------------------------------------------------------------
+
+
+def test_records_round_trip_through_the_encoding() -> None:
+    for record in [None, 3, "a", (), (1, None), ("x", (2, ("y", None))), True]:
+        assert decode(json.loads(json.dumps(encode(record)))) == record
+    with pytest.raises(EncodingError, match="float"):
+        encode(2.5)
+    with pytest.raises(EncodingError):
+        decode({"a": 1})
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda c: c.pop("program"), "'program' is a required property"),
+        (lambda c: c.update(dimensions=0), "dimensions"),
+        (lambda c: c["messages"].insert(0, {"input": "numbers", "data": [[1, -1, 1]]}), "messages"),
+        (lambda c: c["messages"].insert(0, {"input": "nobody", "frontier": []}), "not one of"),
+        (lambda c: c["messages"].pop(), "never closed"),
+        (lambda c: c["messages"].append({"input": "numbers", "data": [[1, 0, 1]]}), "frontier passed it"),
+        (lambda c: c["messages"].insert(0, {"input": "numbers", "data": [[1, [0, 0], 1]]}), "coordinate"),
+    ],
+)
+def test_a_broken_case_file_is_refused_with_what_is_wrong(tmp_path: Path, change, message: str) -> None:
+    value = BY_NAME["add_one_squares/doc-add_one_iterate"].to_json()
+    change(value)
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(value))
+    with pytest.raises(CaseError, match=message):
+        load(path)
+
+
+def test_a_case_reads_back_as_written() -> None:
+    for case in COMMITTED[::25]:
+        assert Case.from_json(json.loads(case.text())) == case
+
+
+def test_generate_refuses_to_write_over_a_directory_that_is_not_a_case_set(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="not a case set"):
+        write(COMMITTED[:2], tmp_path, 1)
+    assert (tmp_path / "notes.txt").exists()
+
+
+# -- the command line ----------------------------------------------------------------------------------
+
+
+def test_check_prints_failures_a_table_the_smallest_cases_and_the_summary(tmp_path: Path, capsys) -> None:
+    cases = tmp_path / "cases"
+    write([BY_NAME["reachability/doc-fraud_propagation"], BY_NAME["explode/doc-explode_counts"]], cases, 1)
+    engine = "cmd:python -m tests.conformance_faults drop_retraction"
+    status = main(["check", "--engine", engine, "--cases", str(cases), "--report", str(tmp_path / "r.json")])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "FAIL reachability/doc-fraud_propagation" in out and "at version 1: extra" in out
+    assert "| reachability |" in out.replace("  ", " ").replace("  ", " ")
+    assert "check --engine 'cmd:python -m tests.conformance_faults drop_retraction' --cases" in out
+    assert out.rstrip().splitlines()[-1] == "0 passed, 2 failed, 0 unsupported"
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["failed"] == 2 and set(report["smallest_failing"]) == {"reachability", "explode"}
+    assert list((tmp_path / "cmd-shrunk").rglob("*.json"))
+
+
+def test_recorded_outputs_are_checked_like_a_live_engine(tmp_path: Path, capsys) -> None:
+    cases = tmp_path / "cases"
+    write(COMMITTED[:12], cases, 1)
+    recorded = tmp_path / "recorded"
+    assert main(["check", "--engine", "v2", "--cases", str(cases), "--record", str(recorded),
+                 "--report", str(tmp_path / "a.json")]) == 0
+    assert main(["check", "--outputs", str(recorded), "--cases", str(cases), "--report", str(tmp_path / "b.json")]) == 0
+    first = json.loads((tmp_path / "a.json").read_text())
+    assert json.loads((tmp_path / "b.json").read_text())["passed"] == first["passed"]
+    next(recorded.rglob("*.jsonl")).unlink()
+    assert main(["check", "--outputs", str(recorded), "--cases", str(cases), "--report", str(tmp_path / "c.json")]) == 1
+    assert "no recorded output" in capsys.readouterr().out
+
+
+def test_check_from_the_command_line_exits_zero_on_a_clean_pass() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "final.conformance", "check", "--engine", "v5", "--program", "distinct",
+         "--report", "/dev/null"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.rstrip().splitlines()[-1] == "11 passed, 0 failed, 0 unsupported"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["check", "--engine", "v9"], "unknown engine 'v9'"),
+        (["check", "--engine", "v3", "--program", "nothing"], "no such program"),
+        (["check", "--engine", "v3", "--cases", "/nonexistent"], "holds no case files"),
+    ],
+)
+def test_check_that_cannot_start_says_why_and_exits_2(arguments: list[str], message: str, capsys) -> None:
+    assert main(arguments) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_stages_the_oracle_knows_are_the_project_stages() -> None:
+    assert STAGES == tuple(PRESENT_STAGES)
