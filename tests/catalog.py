@@ -16,6 +16,13 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from final.conformance import catalog as conformance
+from final.conformance.catalog import add_one_squares, concat, count_by_key, difference, name_lengths, plus_five_evens
+from final.conformance.catalog import distinct as distinct_records
+from final.conformance.catalog import geometric_series as iterate_geometric_series
+from final.conformance.catalog import noop_loop as noop_body
+from final.conformance.catalog import reachability as reachable
+from final.conformance.catalog import three_hops as walks_of_three
 from tests.harness import STAGES, Result, less_equal, run
 from tests.sql import enrichment_reference, group_by_reference
 
@@ -85,69 +92,16 @@ EQUAL_COLLECTIONS = [
 ]
 """002, v0: "The following collections are all logically equivalent"."""
 
-
-def difference(a: Any, b: Any) -> Any:
-    """``a - b``: concat with the negation (SQL's ``EXCEPT ALL``)."""
-    return a.concat(b.negate())
-
-
-def add_one(collection: Any) -> Any:
-    """002's ``add_one``: add the successors of the numbers, keep those <= 5, distinct."""
-    return (
-        collection.map(lambda data: data + 1)
-        .concat(collection)
-        .filter(lambda data: data <= 5)
-        .map(lambda data: (data, ()))
-        .distinct()
-        .map(lambda data: data[0])
-        .consolidate()
-    )
-
-
-def add_one_squares(collection: Any) -> Any:
-    """Iterate ``add_one`` to its fixed point, then pair each number with its square."""
-    return collection.iterate(add_one).map(lambda data: (data, data * data))
-
-
-# -- 002, v2 and v3 ----------------------------------------------------------
-
-
-def plus_five_evens(collection: Any) -> Any:
-    """002, v2: ``map(data + 5)`` then ``filter(data % 2 == 0)``."""
-    return collection.map(lambda data: data + 5).filter(lambda data: data % 2 == 0)
-
-
-def concat(a: Any, b: Any) -> Any:
-    return a.concat(b)
-
-
-def count_by_key(collection: Any) -> Any:
-    return collection.count()
+# The programs of the documents' examples (add_one, geometric_series, reachable, ...) are the
+# conformance oracle's catalog programs, imported above: each is written once, in
+# final/conformance/catalog.py. These two are named here as the notebooks know them.
+add_one = conformance.add_one_body
+"""002's ``add_one``: the numbers and their successors, kept while <= 5, distinct."""
+geometric_series = conformance.geometric_series_body
+"""002's ``geometric_series`` body (the function ``iterate`` applies)."""
 
 
 # -- 002, v4 and v5; 001 -------------------------------------------------------
-
-
-def geometric_series(collection: Any) -> Any:
-    """002's ``geometric_series`` body: every record times 2^k, kept while <= 50."""
-    return (
-        collection.map(lambda data: data * 2)
-        .concat(collection)
-        .filter(lambda data: data <= 50)
-        .map(lambda data: (data, ()))
-        .distinct()
-        .map(lambda data: data[0])
-        .consolidate()
-    )
-
-
-def iterate_geometric_series(collection: Any) -> Any:
-    return collection.iterate(geometric_series)
-
-
-def distinct_records(collection: Any) -> Any:
-    """``distinct`` over plain records: pair each with ``()``, distinct, unpair."""
-    return collection.map(lambda record: (record, ())).distinct().map(lambda pair: pair[0])
 
 
 def distinct_lengths(collection: Any) -> Any:
@@ -156,26 +110,6 @@ def distinct_lengths(collection: Any) -> Any:
         collection.map(lambda string: (len(string), string))
         .reduce(lambda values: [(len(values), 1)])
         .map(lambda pair: (f"length: {pair[0]}", pair[1]))
-    )
-
-
-def reachable(roots: Any, edges: Any) -> Any:
-    """Every node reachable from ``roots`` along ``(source, target)`` edges (``edges`` used inside the loop)."""
-    return roots.iterate(
-        lambda reached: reached.map(lambda node: (node, ()))
-        .join(edges)
-        .map(lambda pair: pair[1][1])
-        .concat(roots)
-        .map(lambda node: (node, ()))
-        .distinct()
-        .map(lambda pair: pair[0])
-    )
-
-
-def noop_body(collection: Any) -> Any:
-    """002's liveness example: two maps that cancel, negated, added back to the input: always empty."""
-    return collection.iterate(
-        lambda inner: inner.map(lambda data: data + 1).map(lambda data: data - 1).negate().concat(inner)
     )
 
 
@@ -367,11 +301,6 @@ EXAMPLES += [
 DOC_000 = "document 000"
 
 
-def name_lengths(names: Any) -> Any:
-    """000's ``map(|x| (x, x.len()))``."""
-    return names.map(lambda name: (name, len(name)))
-
-
 EXAMPLES += [
     Example(
         name="names_with_lengths",
@@ -387,7 +316,6 @@ EXAMPLES += [
         printed='(("frank", 5), 6, +1) (("frank", 5), 8, +1) (("david", 5), 8, +1) (("frank", 5), 9, -2)',
     ),
 ]
-
 
 
 def updates_reference(logic: Callable[[Any], list]) -> Callable[[list, tuple | None], Result]:
@@ -538,13 +466,7 @@ def enrich(facts, users, addrs, agent):
 
 def three_hops(query: Any, links: Any, arranged: bool = True) -> Any:
     """003's identifiers three steps from each query, joining ``links`` three times (arranged once)."""
-    links = links.arrange() if arranged else links
-    return (
-        query.map(lambda node: (node, node))
-        .join(links).map(lambda pair: (pair[1][1], pair[1][0]))
-        .join(links).map(lambda pair: (pair[1][1], pair[1][0]))
-        .join(links).map(lambda pair: (pair[1][1], pair[1][0]))
-    )
+    return walks_of_three(query, links.arrange() if arranged else links)
 
 
 EXAMPLES += [

@@ -25,6 +25,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from final.conformance.versions import differences, join_closure, less_equal, sort_key
+
 STAGES = ("v0", "v1", "v2", "v3", "v4", "v5", "final")
 ROOT = Path(__file__).resolve().parent.parent
 PRESENT_STAGES = [stage for stage in STAGES if (ROOT / stage / "__init__.py").exists()]
@@ -55,8 +57,8 @@ def run(stage: str, program: Callable[..., Any], inputs: Sequence[History], at: 
 
     ``at`` names other versions to report instead (e.g. joins of input versions).
     """
-    versions = sorted({version for history in inputs for _, version, _ in history}, key=_version_key)
-    report = sorted(set(at), key=_version_key) if at is not None else versions
+    versions = sorted({version for history in inputs for _, version, _ in history}, key=sort_key)
+    report = sorted(set(at), key=sort_key) if at is not None else versions
     return _accumulate(_differences(stage, program, inputs, versions, report), report)
 
 
@@ -66,30 +68,16 @@ def run_differences(stage: str, program: Callable[..., Any], inputs: Sequence[Hi
     Dataflow stages report what they sent; the others are differenced over
     the join closure of the input versions (Moebius inversion, 001).
     """
-    versions = sorted({version for history in inputs for _, version, _ in history}, key=_version_key)
-    differences = _differences(stage, program, inputs, versions, join_closure(versions))
-    return {version: difference for version, difference in differences.items() if difference}
-
-
-def join_closure(versions: Sequence) -> list:
-    """``versions`` and the joins (coordinate-wise max) of all their subsets, sorted."""
-    closure = set(versions)
-    while True:
-        joins = {_join(a, b) for a in closure for b in closure} - closure
-        if not joins:
-            return sorted(closure, key=_version_key)
-        closure |= joins
-
-
-def _join(a: Any, b: Any) -> Any:
-    return max(a, b) if isinstance(a, int) else tuple(max(x, y) for x, y in zip(a, b, strict=True))
+    versions = sorted({version for history in inputs for _, version, _ in history}, key=sort_key)
+    found = _differences(stage, program, inputs, versions, join_closure(versions))
+    return {version: difference for version, difference in found.items() if difference}
 
 
 def _differences(stage: str, program: Callable, inputs: Sequence[History], versions: list, report: list) -> Result:
     """The output differences by version: what a stage sent, or for v0 its collections at ``report`` differenced."""
     if stage == "v0":
         collections = _run_from_scratch(stage_module(stage), program, inputs, report)
-        return _moebius(collections)
+        return differences(collections)
     if STAGES.index(stage) < STAGES.index("v5") and any(not isinstance(version, int) for version in versions):
         raise NotImplementedError(
             f"{stage} has totally ordered versions; partially ordered (tuple) input versions arrive in v5"
@@ -98,19 +86,6 @@ def _differences(stage: str, program: Callable, inputs: Sequence[History], versi
     if stage in runners:
         return runners[stage](stage_module(stage), program, inputs, versions)
     return _run_graph_with_versions(stage_module(stage), program, inputs, versions)
-
-
-def less_equal(a: Any, b: Any) -> bool:
-    """The order of input versions: ints as usual, tuples coordinate by coordinate."""
-    if isinstance(a, int):
-        return a <= b
-    return all(x <= y for x, y in zip(a, b, strict=True))
-
-
-def _version_key(version: Any) -> tuple:
-    # Lexicographic order lists a version after every version less than it in
-    # the product order, so it serves to sort both kinds.
-    return (version,) if isinstance(version, int) else tuple(version)
 
 
 def _consolidated(pairs: Any) -> dict[Hashable, int]:
@@ -152,13 +127,13 @@ def _sums_over_partial_order(differences: dict[Any, dict[Hashable, int]], versio
 
     Sound because ``base <= version`` means every difference ``<= base`` is
     also ``<= version``: only the differences ``<= version`` that ``base``
-    lacks are added. Visiting versions in ``_version_key`` order makes every
+    lacks are added. Visiting versions in ``sort_key`` order makes every
     version below this one already made; the one made just before need not be
     below it, hence the search back.
     """
     sums: Result = {}
     lacking: dict[Any, list] = {}  # a made version -> the difference versions its sum leaves out
-    for version in sorted(set(versions), key=_version_key):
+    for version in sorted(set(versions), key=sort_key):
         base = next((made for made in reversed(sums) if less_equal(made, version)), None)
         totals = dict(sums[base]) if base is not None else {}
         rest = []
@@ -213,25 +188,6 @@ def build_graph(stage: ModuleType, program: Callable[..., Any], inputs: int, zer
     streams, writers = zip(*(builder.new_input() for _ in range(inputs)), strict=True)
     reader = program(*streams).connect_reader()
     return list(writers), reader, builder.finalize()
-
-
-def _moebius(collections: Result) -> Result:
-    """Differences whose sums over versions ``<=`` each version give ``collections``.
-
-    ``difference[t] = collection[t] - sum(difference[s] for s < t)`` (001,
-    'Differential computation'); right when the versions are closed under join.
-    """
-    differences: Result = {}
-    for version in sorted(collections, key=_version_key):
-        earlier = _consolidated(
-            pair for other, difference in differences.items()
-            if other != version and less_equal(other, version) for pair in difference.items()
-        )
-        current = dict(collections[version])
-        for record, multiplicity in earlier.items():
-            current[record] = current.get(record, 0) - multiplicity
-        differences[version] = {record: m for record, m in current.items() if m != 0}
-    return differences
 
 
 def data_until(stage: ModuleType, graph: Any, reader: Any, version: Any) -> list[dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from final.conformance.catalog import connected_components
 from tests.catalog import geometric_series
 from tests.catalog import reachable as reachability
 
@@ -51,13 +52,6 @@ BINARY: dict[str, Any] = {
 }
 
 
-def connected_components(edges: Any) -> Any:
-    """``(node, least node id in its component)`` by label propagation over undirected edges."""
-    both_ways = edges.concat(edges.map(lambda edge: (edge[1], edge[0])))
-    labels = both_ways.map(lambda edge: (edge[0], edge[0])).distinct()
-    return labels.iterate(
-        lambda inner: inner.join(both_ways).map(lambda pair: (pair[1][1], pair[1][0])).concat(inner).min()
-    )
 
 
 

@@ -16,6 +16,8 @@ import json
 from collections.abc import Hashable, Iterable
 from typing import Any
 
+from ..trace import add_multiplicity as add
+
 Record = Hashable
 PlainVersion = int | tuple[int, ...]
 """A version as the oracle keeps it: an int, or a tuple of ints."""
@@ -90,11 +92,3 @@ def decode_collection(pairs: Iterable[Any]) -> dict[Record, int]:
         add(totals, decode(record), multiplicity)
     return totals
 
-
-def add(totals: dict[Record, int], record: Record, multiplicity: int) -> None:
-    """Add ``multiplicity`` to ``record``'s total in place, dropping it when it reaches zero."""
-    total = totals.get(record, 0) + multiplicity
-    if total:
-        totals[record] = total
-    else:
-        totals.pop(record, None)

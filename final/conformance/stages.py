@@ -3,8 +3,8 @@
 A stage runs a case's program the way a user of that stage would, fed the
 case's messages in order, and reports what its output said: data and
 frontier messages (``Run``). The stages have three kinds of API (document
-002's static collections in v0, difference sequences in v1, dataflow graphs
-from v2 on), so there are three drivers:
+002's static collections in v0, difference sequences in v1, and dataflow
+graphs in v2 and after), so there are four drivers:
 
 - v0 has no time at all: it keeps every update and, at the end, computes the
   output from scratch at every version of the case (the join closure of the
