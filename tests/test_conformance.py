@@ -279,3 +279,13 @@ def test_check_that_cannot_start_says_why_and_exits_2(arguments: list[str], mess
 
 def test_the_stages_the_oracle_knows_are_the_project_stages() -> None:
     assert STAGES == tuple(PRESENT_STAGES)
+
+
+def test_the_readme_table_of_stages_is_what_they_do_on_the_committed_set() -> None:
+    readme = (ROOT / "README.md").read_text().split("## The conformance oracle")[1].split("\n## ")[0]
+    for stage in PRESENT_STAGES:
+        engine = StageEngine(stage)
+        statuses = [judge(case, engine.run(case)).status for case in COMMITTED]
+        counts = [statuses.count(status) for status in ("passed", "failed", "unsupported")]
+        row = next(line for line in readme.splitlines() if line.startswith("| ") and stage in line.split("|")[1])
+        assert [int(cell.split()[0]) for cell in row.split("|")[2:5]] == counts, row
