@@ -61,7 +61,7 @@ def ship_final(spark: SparkSession) -> str:
         archive = os.path.join(tempfile.mkdtemp(prefix="final-"), "final.zip")
         with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
             for folder, folders, files in os.walk(package):
-                folders[:] = [name for name in folders if name != "__pycache__"]
+                folders[:] = [name for name in folders if name not in ("__pycache__", "node_modules")]
                 for name in files:
                     if name.endswith(".py"):
                         path = os.path.join(folder, name)
