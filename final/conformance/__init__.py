@@ -1,5 +1,26 @@
 """A conformance oracle for Differential Dataflow engines: named programs, cases as JSON, and a checker.
 
-See ``README.md`` beside this file for the case format, the protocol an
-engine speaks, and the catalog of programs.
+- ``catalog``: the programs, each defined in prose and implemented twice
+  (002's operators, which every stage runs, and final's own);
+- ``cases``: a case (program, input messages, expected output at every
+  version), read from JSON checked against ``schema.json``;
+- ``generate``: cases from the documents' examples and seeded random
+  histories, final's answers checked against v0 from scratch;
+- ``engines`` and ``stages``: the engines a check can run (this project's
+  stages in process, anything speaking the JSON-lines protocol, recorded outputs);
+- ``check``: verdicts per case and version, shrinking, the report.
+
+``README.md`` beside this file documents the case format, the encoding of
+tuples and NULL, and the protocol. The command line is ``python -m
+final.conformance``.
 """
+
+from .cases import CASES, Case, CaseError, load, load_all
+from .catalog import PROGRAMS, Program
+from .check import Report, Verdict, judge
+from .engines import EngineError, engine_named
+
+__all__ = [
+    "CASES", "Case", "CaseError", "EngineError", "PROGRAMS", "Program", "Report", "Verdict", "engine_named", "judge",
+    "load", "load_all",
+]
