@@ -3,7 +3,10 @@
 # requirements, and graphviz's `dot` for the diagrams. Idempotent: pip runs only
 # when requirements.txt differs from the copy stored at the last successful
 # install, and apt only when `dot` is missing. Meant to be sourced by the two
-# commands (scripts/tour.sh, scripts/test.sh) so the environment variables stick.
+# commands (scripts/tour.sh, scripts/test.sh) so the environment variables stick;
+# sourced from an interactive shell, it leaves that shell's options as it found them.
+_bootstrap_caller_flags="$-"
+_bootstrap_caller_pipefail="$(shopt -po pipefail || true)"
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,3 +41,7 @@ export PYSPARK_DRIVER_PYTHON="$venv/bin/python"
 export SPARK_LOCAL_IP=127.0.0.1
 export PATH="$venv/bin:$PATH"
 export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
+case "$_bootstrap_caller_flags" in *e*) ;; *) set +e ;; esac
+case "$_bootstrap_caller_flags" in *u*) ;; *) set +u ;; esac
+eval "$_bootstrap_caller_pipefail"
+unset _bootstrap_caller_flags _bootstrap_caller_pipefail

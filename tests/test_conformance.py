@@ -237,7 +237,7 @@ def test_check_prints_failures_a_table_the_smallest_cases_and_the_summary(tmp_pa
     assert out.rstrip().splitlines()[-1] == "0 passed, 2 failed, 0 unsupported"
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["failed"] == 2 and set(report["smallest_failing"]) == {"reachability", "explode"}
-    assert list((tmp_path / "cmd-shrunk").rglob("*.json"))
+    assert list((tmp_path / "r-shrunk").rglob("*.json"))
 
 
 def test_recorded_outputs_are_checked_like_a_live_engine(tmp_path: Path, capsys) -> None:
@@ -289,3 +289,49 @@ def test_the_readme_table_of_stages_is_what_they_do_on_the_committed_set() -> No
         counts = [statuses.count(status) for status in ("passed", "failed", "unsupported")]
         row = next(line for line in readme.splitlines() if line.startswith("| ") and stage in line.split("|")[1])
         assert [int(cell.split()[0]) for cell in row.split("|")[2:5]] == counts, row
+
+
+# -- d2ts, as its report describes it ---------------------------------------------------------------
+
+D2TS = ROOT / "final" / "conformance" / "d2ts"
+FINDINGS = sorted(load_all(D2TS / "findings"), key=lambda case: case.name)
+
+
+@pytest.fixture(scope="module")
+def d2ts():
+    """d2ts through its adapter (``npm ci`` of the pinned version on first use)."""
+    from final.conformance.engines import d2ts_engine
+
+    engine = d2ts_engine(timeout=60)
+    yield engine
+    engine.close()
+
+
+def test_every_d2ts_finding_is_an_ordinary_case_that_the_stages_pass() -> None:
+    assert len(FINDINGS) == 10
+    for case in FINDINGS:
+        for stage in ("v0", "v5", "final"):
+            assert judge(case, StageEngine(stage).run(case)).status in {"passed", "unsupported"}, (case.name, stage)
+        assert judge(case, StageEngine("final").run(case)).status == "passed"
+
+
+def test_d2ts_fails_each_finding_as_its_report_says(d2ts) -> None:
+    verdicts = {case.name: judge(case, d2ts.run(case)) for case in FINDINGS}
+    assert {name: v.status for name, v in verdicts.items()} == {case.name: "failed" for case in FINDINGS}
+    first = {name: v.mismatches[0] for name, v in verdicts.items() if v.mismatches}
+    assert first["count_by_key/count-of-nothing"].extra == {(1, 0): 1}  # F3
+    assert first["semijoin/filterby-value"].missing == {(1, 4): 1}  # F5
+    assert first["semijoin/filterby-value"].extra == {(1, None): 1}
+    assert first["left_outer_join/two-matches"].extra == {(0, (3, None)): -1}  # F4
+    assert (first["distinct/compaction-drops-key"].version, first["distinct/compaction-drops-key"].missing) == (
+        5, {"a": 1})  # F1
+    assert "did not settle" in verdicts["noop_loop/consolidate-never-quiet"].reason  # F2
+    assert "Invalid version" in verdicts["geometric_series/loop-closed-early"].reason  # F7
+
+
+def test_d2ts_passes_every_case_of_the_programs_its_report_says_pass(d2ts) -> None:
+    row = next(line for line in (D2TS / "REPORT.md").read_text().splitlines() if line.startswith("| antijoin"))
+    programs = [name.strip() for name in row.split("|")[1].split(",")]
+    assert len(programs) == 11 and set(programs) <= set(catalog.BY_NAME)
+    verdicts = [judge(case, d2ts.run(case)) for case in COMMITTED if case.program in programs]
+    assert [(v.case, v.lines()) for v in verdicts if v.status != "passed"] == []

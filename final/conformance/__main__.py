@@ -71,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _generate(arguments: argparse.Namespace) -> int:
-    cases = generate(arguments.seed, progress=lambda name: print(f"  {name}", file=sys.stderr))
+    show = _progress(None, len(PROGRAMS) + 1)
+    cases = generate(arguments.seed, progress=show)
     manifest = write(cases, arguments.out, arguments.seed)
     print(f"{len(cases)} cases written under {arguments.out} (manifest: {manifest})")
     return 0
@@ -116,7 +117,7 @@ def _check(arguments: argparse.Namespace) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report.to_json(), indent=1) + "\n")
     if report.smallest:
-        shrunk = path.parent / f"{label}-shrunk"
+        shrunk = path.parent / f"{path.stem}-shrunk"
         print(f"\nsmallest failing case per program (under {shrunk}):")
         for written, case in zip(write_smallest(report, shrunk), report.smallest.values(), strict=True):
             updates = sum(len(message.data or ()) for message in case.messages)

@@ -292,10 +292,12 @@ def check_against_document(case: Case, example: Any, translate: Callable[[Any], 
 def generate(seed: int = DEFAULT_SEED, progress: Callable[[str], None] | None = None) -> list[Case]:
     """The whole case set: the documents' examples, then ``RANDOM_CASES`` random cases per program."""
     cases = example_cases()
+    if progress:
+        progress("the documents' examples")
     for program in PROGRAMS:
+        cases += random_cases(program, seed)
         if progress:
             progress(program.name)
-        cases += random_cases(program, seed)
     return cases
 
 
