@@ -5,23 +5,19 @@ computed the way ``generate`` computes every case's (final's answer, checked
 against the from-scratch answer at every version), so these files are
 ordinary cases. REPORT.md beside this file explains each one.
 
-    python final/conformance/d2ts/findings.py          # rewrites final/conformance/d2ts/findings/
+    python -m final.conformance.d2ts.findings          # rewrites final/conformance/d2ts/findings/
     python -m final.conformance check --engine d2ts --cases final/conformance/d2ts/findings
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[2]))  # the repository, so `final` imports when run as a script
+from ..cases import Case, Message, file_name
+from ..catalog import program_named
+from ..generate import answer, tags_of
 
-from final.conformance.cases import Case, Message, file_name  # noqa: E402
-from final.conformance.catalog import program_named  # noqa: E402
-from final.conformance.generate import answer, tags_of  # noqa: E402
-
-OUT = HERE / "findings"
+OUT = Path(__file__).resolve().parent / "findings"
 
 
 def data(input_name: str, *updates: list) -> dict:
