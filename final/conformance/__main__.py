@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .cases import CASES, Case, CaseError, load, load_all
 from .catalog import PROGRAMS
-from .check import Report, judge, smallest_failing, write_smallest
+from .check import Report, judge, size, smallest_failing, write_smallest
 from .engines import DEFAULT_TIMEOUT, STAGES, EngineError, RecordedEngine, StageEngine, engine_named, record, serve
 from .generate import DEFAULT_SEED, GenerationError, generate, write
 
@@ -120,9 +120,8 @@ def _check(arguments: argparse.Namespace) -> int:
         shrunk = path.parent / f"{path.stem}-shrunk"
         print(f"\nsmallest failing case per program (under {shrunk}):")
         for written, case in zip(write_smallest(report, shrunk), report.smallest.values(), strict=True):
-            updates = sum(len(message.data or ()) for message in case.messages)
             rerun = f"python -m final.conformance check --engine {shlex.quote(arguments.engine)} --cases {written}"
-            print(f"  {case.program}: {updates} updates — {rerun}")
+            print(f"  {case.program}: {size(case)} updates — {rerun}")
     print(f"report: {path}")
     print(report.summary_line())
     return 1 if report.counts()[1] else 0

@@ -23,7 +23,6 @@ from .encoding import (
     encode,
     encode_collection,
     encode_version,
-    sort_text,
 )
 from .versions import Collection, less_equal, sort_key
 
@@ -93,6 +92,10 @@ class Case:
             if message.data is not None:
                 by_input[message.input].extend(message.data)
         return [by_input[name] for name in self.inputs]
+
+    def input_versions(self) -> list[PlainVersion]:
+        """The versions the inputs change at, sorted by ``sort_key``."""
+        return sorted({version for history in self.histories() for _, version, _ in history}, key=sort_key)
 
     def differences(self) -> dict[PlainVersion, Collection]:
         """The expected output difference at each version where it is not empty."""
@@ -242,10 +245,3 @@ def file_name(case_name: str) -> str:
     """Where a case lives under a case directory: ``program/name.json``."""
     return f"{case_name}.json"
 
-
-def sorted_versions(versions: Any) -> list[PlainVersion]:
-    return sorted(set(versions), key=sort_key)
-
-
-__all__ = ["CASES", "FORMAT", "Case", "CaseError", "Expected", "Message", "allowed", "load", "load_all",
-           "sort_text", "sorted_versions"]

@@ -62,7 +62,7 @@ def _sorted(records: dict) -> list:
 
 
 def _show(value: Any) -> str:
-    return json.dumps(encode(value) if not isinstance(value, int) else value)
+    return json.dumps(encode(value))
 
 
 @dataclass

@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .cases import CASES, Case, Expected, Message, case_files, file_name
+from .cases import Case, Expected, Message, case_files, file_name
 from .catalog import PROGRAMS, Program, program_named
 from .encoding import PlainVersion
 from .stages import from_scratch, run_stage
@@ -100,8 +100,7 @@ def answer(case: Case, at: Iterable[PlainVersion] = ()) -> Case:
     if run.status != "done":
         raise GenerationError(f"{case.name}: final could not run it ({run.status}: {run.reason})")
     computed = consolidate(run.updates())
-    input_versions = {version for history in case.histories() for _, version, _ in history}
-    versions = join_closure({*input_versions, *at, *computed})
+    versions = join_closure({*case.input_versions(), *at, *computed})
     collections = scratch(program, case, versions)
     expected = differences(collections)
     for version in versions:
@@ -120,7 +119,8 @@ def scratch(program: Program, case: Case, versions: list[PlainVersion]) -> dict[
         return from_scratch(importlib.import_module("v0"), program.portable, case, versions)
     if program.reference is None:
         raise GenerationError(f"{program.name} has neither a portable implementation nor a reference")
-    return {version: program.reference(case.histories(), version) for version in versions}
+    histories = case.histories()
+    return {version: program.reference(histories, version) for version in versions}
 
 
 def tags_of(program: Program, dimensions: int, histories: Sequence[History], messages: Sequence[Message]) -> tuple:
@@ -332,5 +332,3 @@ def write(cases: Sequence[Case], out: Path, seed: int) -> Path:
     }, indent=2) + "\n")
     return manifest
 
-
-DEFAULT_OUT = CASES

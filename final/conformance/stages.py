@@ -33,8 +33,8 @@ from typing import Any
 
 from .cases import Case
 from .catalog import program_named
-from .encoding import PlainVersion
-from .versions import differences, join_closure, less_equal, sort_key
+from .encoding import PlainVersion, add
+from .versions import differences, join_closure, less_equal
 
 STAGES = ("v0", "v1", "v2", "v3", "v4", "v5", "final")
 STEP_BUDGET = 20_000
@@ -98,27 +98,24 @@ def run_stage(stage: str, case: Case) -> Run:
         return Run(status="error", reason=f"{stage} raised {type(error).__name__}: {error}")
 
 
-def _case_versions(case: Case) -> list[PlainVersion]:
-    return sorted({version for history in case.histories() for _, version, _ in history}, key=sort_key)
-
-
 def from_scratch(module: ModuleType, implementation: Callable, case: Case, versions: list) -> dict:
     """The output collection at each of ``versions``: the inputs accumulated there, run through the program."""
+    histories = case.histories()
     collections = {}
     for version in versions:
         inputs = [
             module.Collection([(record, m) for record, at, m in history if less_equal(at, version)])
-            for history in case.histories()
+            for history in histories
         ]
         totals: dict = {}
         for record, multiplicity in implementation(*inputs):
-            totals[record] = totals.get(record, 0) + multiplicity
-        collections[version] = {record: m for record, m in totals.items() if m}
+            add(totals, record, multiplicity)
+        collections[version] = totals
     return collections
 
 
 def _from_scratch(module: ModuleType, implementation: Callable, case: Case) -> Run:
-    collections = from_scratch(module, implementation, case, join_closure(_case_versions(case)))
+    collections = from_scratch(module, implementation, case, join_closure(case.input_versions()))
     data = [
         (record, version, multiplicity)
         for version, difference in differences(collections).items()
@@ -136,7 +133,7 @@ def _by_version(module: ModuleType, history: list, versions: list) -> list:
 
 
 def _sequence(module: ModuleType, implementation: Callable, case: Case) -> Run:
-    versions = _case_versions(case)
+    versions = case.input_versions()
     output = implementation(*(module.DifferenceSequence(_by_version(module, h, versions)) for h in case.histories()))
     data = [
         (record, version, multiplicity)
@@ -189,7 +186,7 @@ class _Spelling:
 
     def __post_init__(self) -> None:
         self.antichains = hasattr(self.module, "Antichain")
-        versions = _case_versions(self.case)
+        versions = self.case.input_versions()
         # v3 and v4 have no empty frontier: the end of input is a version past every version of the case.
         self.beyond = (max(versions) + 1) if versions and not self.antichains else 0
 
