@@ -173,13 +173,8 @@ def frontier_after(message: Any, previous: Any) -> Any:
 
 
 def operators(graph: Any) -> list:
-    """A finished graph's operators in topological order.
-
-    final shows them (``graph.operators``); v2..v5 keep to document 002's
-    API, which has no such view, so their list is read directly: the one
-    place the suite looks inside a teaching stage's graph.
-    """
-    return list(graph.operators) if hasattr(graph, "operators") else graph._operators
+    """A finished graph's operators in topological order (every stage from v2 shows them as ``graph.operators``)."""
+    return list(graph.operators)
 
 
 def build_graph(stage: ModuleType, program: Callable[..., Any], inputs: int, zero: Any = 0) -> tuple[list, Any, Any]:

@@ -198,3 +198,33 @@ def test_join_indexes_stay_small_under_repeated_updates(stage: str) -> None:
         graph.step()
     (join,) = operators(graph)
     assert list(entries(join_index(join, 0), "k").values()) == [[(199, 1)]]
+
+
+def _named(node) -> str:
+    """An edge end as a test reads it: an operator by its name, an input's writer or a user's reader by its kind."""
+    return getattr(node, "name", type(node).__name__.removeprefix("DifferenceStream"))
+
+
+@pytest.mark.parametrize("stage", ["v2", "v3", "v4", "v5"])
+def test_a_graph_shows_its_operators_and_edges(stage: str) -> None:
+    """The public view the notebooks draw from: inputs, named operators in build order, and every edge."""
+    module = stage_module(stage)
+    writers, reader, graph = build_graph(module, lambda a, b: a.map(str).concat(b).count(), 2)
+    assert [operator.name for operator in graph.operators] == ["map", "concat", "count"]
+    assert graph.inputs == tuple(writers)
+    edges = [(_named(source), _named(target)) for source, target in graph.edges()]
+    assert sorted(edges) == sorted(
+        [("Writer", "map"), ("Writer", "concat"), ("map", "concat"), ("concat", "count"), ("count", "Reader")]
+    )
+    assert [target for _, target in graph.edges() if not hasattr(target, "name")] == [reader]
+
+
+@pytest.mark.parametrize("stage", ["v4", "v5"])
+def test_a_graph_shows_each_operators_scope_and_the_feedback_edge(stage: str) -> None:
+    """From v4: ``scope_of`` puts the loop body one level down, and feedback goes back to the loop head."""
+    module = stage_module(stage)
+    _, _, graph = build_graph(module, lambda a: a.iterate(lambda x: x.map(lambda n: n).distinct()), 1)
+    depths = {operator.name: graph.scope_of(operator).depth for operator in graph.operators}
+    assert depths == {"ingress": 1, "concat": 1, "map": 1, "distinct": 1, "feedback": 1, "egress": 0}
+    (head,) = [target for source, target in graph.edges() if getattr(source, "name", "") == "feedback"]
+    assert head.name == "concat" and graph.scope_of(head).parent is graph.scope_of(graph.operators[-1])

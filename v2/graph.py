@@ -87,10 +87,42 @@ class Graph:
     Invariant: ``_operators`` is in the order they were built, which is a
     topological order (an operator is built after the ones it reads from), so
     one step carries data from the inputs all the way to the outputs.
+
+    ``inputs``, ``operators`` and ``edges()`` are its public
+    view, for drawing it: what is wired to what, never the data in flight.
     """
 
-    def __init__(self, operators: list[Operator]) -> None:
+    def __init__(
+        self, operators: list[Operator], inputs: list[DifferenceStreamWriter],
+        readers: list[DifferenceStreamReader],
+    ) -> None:
         self._operators = operators
+        self._inputs = inputs
+        self._readers = readers
+
+    @property
+    def operators(self) -> tuple[Operator, ...]:
+        """The operators in topological order; each has the ``name`` of the method that built it."""
+        return tuple(self._operators)
+
+    @property
+    def inputs(self) -> tuple[DifferenceStreamWriter, ...]:
+        """The writers ``new_input()`` returned, in the order they were made."""
+        return tuple(self._inputs)
+
+    def edges(self) -> list[tuple[DifferenceStreamWriter | Operator, Operator | DifferenceStreamReader]]:
+        """Every edge as ``(source, target)``.
+
+        A source is an input's writer or an operator; a target is an operator
+        or a reader the user got from ``connect_reader()``.
+        """
+        target_of: dict[int, Operator | DifferenceStreamReader] = {
+            id(reader._queue): operator for operator in self._operators for reader in operator.inputs
+        }
+        target_of.update((id(reader._queue), reader) for reader in self._readers)
+        writers = [(writer, writer) for writer in self._inputs]
+        writers += [(operator, operator.output) for operator in self._operators]
+        return [(source, target_of[id(queue)]) for source, writer in writers for queue in writer._queues]
 
     def step(self) -> None:
         """Run every operator once, in topological order."""
@@ -103,6 +135,8 @@ class GraphBuilder:
 
     def __init__(self) -> None:
         self._operators: list[Operator] = []
+        self._inputs: list[DifferenceStreamWriter] = []
+        self._readers: list[DifferenceStreamReader] = []
         self._finalized = False
 
     def new_input(self) -> tuple[DifferenceStreamBuilder, DifferenceStreamWriter]:
@@ -113,6 +147,7 @@ class GraphBuilder:
         """
         self._check_building("new_input")
         writer = DifferenceStreamWriter()
+        self._inputs.append(writer)
         return DifferenceStreamBuilder(self, writer), writer
 
     def finalize(self) -> Graph:
@@ -123,7 +158,7 @@ class GraphBuilder:
         """
         self._check_building("finalize")
         self._finalized = True
-        return Graph(list(self._operators))
+        return Graph(list(self._operators), list(self._inputs), list(self._readers))
 
     def _check_building(self, what: str) -> None:
         if self._finalized:
@@ -134,9 +169,9 @@ class GraphBuilder:
 
     def _add_operator(
         self, make: Callable[[list[DifferenceStreamReader], DifferenceStreamWriter], Operator],
-        inputs: list[DifferenceStreamBuilder],
+        inputs: list[DifferenceStreamBuilder], name: str,
     ) -> DifferenceStreamBuilder:
-        """Wire a new operator that reads ``inputs``; return its output stream."""
+        """Wire a new operator, called ``name``, that reads ``inputs``; return its output stream."""
         self._check_building("adding an operator")
         for stream in inputs:
             if stream._builder is not self:
@@ -145,7 +180,9 @@ class GraphBuilder:
                     "stream of one computation from one builder"
                 )
         output = DifferenceStreamWriter()
-        self._operators.append(make([stream._writer.new_reader() for stream in inputs], output))
+        operator = make([stream._writer.new_reader() for stream in inputs], output)
+        operator.name = name
+        self._operators.append(operator)
         return DifferenceStreamBuilder(self, output)
 
 
@@ -163,30 +200,32 @@ class DifferenceStreamBuilder:
             GraphError: the graph is already finalized.
         """
         self._builder._check_building("connect_reader")
-        return self._writer.new_reader()
+        reader = self._writer.new_reader()
+        self._builder._readers.append(reader)
+        return reader
 
-    def _linear(self, f: Callable[[Collection], Collection]) -> DifferenceStreamBuilder:
-        return self._builder._add_operator(lambda inputs, output: LinearUnaryOperator(inputs, output, f), [self])
+    def _linear(self, name: str, f: Callable[[Collection], Collection]) -> DifferenceStreamBuilder:
+        return self._builder._add_operator(lambda inputs, output: LinearUnaryOperator(inputs, output, f), [self], name)
 
     def _binary(self, kind: type[Operator], other: Any) -> DifferenceStreamBuilder:
         if not isinstance(other, DifferenceStreamBuilder):
             raise GraphError(f"{kind.__name__.lower()} takes a stream, not {type(other).__name__}: {other!r}")
-        return self._builder._add_operator(kind, [self, other])
+        return self._builder._add_operator(kind, [self, other], kind.__name__.lower())
 
     def map(self, f: Callable[[Record], Record]) -> DifferenceStreamBuilder:
-        return self._linear(lambda collection: collection.map(f))
+        return self._linear("map", lambda collection: collection.map(f))
 
     def filter(self, predicate: Callable[[Record], bool]) -> DifferenceStreamBuilder:
-        return self._linear(lambda collection: collection.filter(predicate))
+        return self._linear("filter", lambda collection: collection.filter(predicate))
 
     def flat_map(self, f: Callable[[Record], Iterable[Record]]) -> DifferenceStreamBuilder:
-        return self._linear(lambda collection: collection.flat_map(f))
+        return self._linear("flat_map", lambda collection: collection.flat_map(f))
 
     def negate(self) -> DifferenceStreamBuilder:
-        return self._linear(Collection.negate)
+        return self._linear("negate", Collection.negate)
 
     def consolidate(self) -> DifferenceStreamBuilder:
-        return self._linear(Collection.consolidate)
+        return self._linear("consolidate", Collection.consolidate)
 
     def concat(self, other: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
         return self._binary(Concat, other)
@@ -195,26 +234,31 @@ class DifferenceStreamBuilder:
         return self._binary(Join, other)
 
     def reduce(self, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]]) -> DifferenceStreamBuilder:
-        return self._builder._add_operator(lambda inputs, output: Reduce(inputs, output, f), [self])
+        return self._reduce("reduce", f)
+
+    def _reduce(self, name: str, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]]) -> DifferenceStreamBuilder:
+        return self._builder._add_operator(lambda inputs, output: Reduce(inputs, output, f), [self], name)
 
     def count(self) -> DifferenceStreamBuilder:
-        return self.reduce(count_values)
+        return self._reduce("count", count_values)
 
     def sum(self) -> DifferenceStreamBuilder:
-        return self.reduce(sum_values)
+        return self._reduce("sum", sum_values)
 
     def min(self) -> DifferenceStreamBuilder:
-        return self.reduce(min_values)
+        return self._reduce("min", min_values)
 
     def max(self) -> DifferenceStreamBuilder:
-        return self.reduce(max_values)
+        return self._reduce("max", max_values)
 
     def distinct(self) -> DifferenceStreamBuilder:
-        return self.reduce(distinct_values)
+        return self._reduce("distinct", distinct_values)
 
     def debug(self, name: str, sink: Callable[[str], None] = print) -> DifferenceStreamBuilder:
         """Pass the stream through unchanged, describing each message to ``sink``."""
-        return self._builder._add_operator(lambda inputs, output: Debug(inputs, output, name, sink), [self])
+        return self._builder._add_operator(
+            lambda inputs, output: Debug(inputs, output, name, sink), [self], f"debug {name}"
+        )
 
     def iterate(self, f: Callable[[DifferenceStreamBuilder], DifferenceStreamBuilder]) -> DifferenceStreamBuilder:
         """Not in this stage: see the error it raises."""

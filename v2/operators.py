@@ -26,7 +26,12 @@ class Operator:
 
     Invariant: the i-th difference an operator sends is the change of its
     output caused by the i-th differences of its inputs.
+
+    ``name`` is what built it (``map``, ``count``, ``debug out``...), set by
+    the graph builder, so a picture of the graph can label the vertex.
     """
+
+    name: str
 
     def __init__(self, inputs: list[DifferenceStreamReader], output: DifferenceStreamWriter) -> None:
         self.inputs = inputs

@@ -47,7 +47,12 @@ class Operator:
 
     Invariant: the output frontier is the meet of the input frontiers, and
     data at a version is sent before the output frontier passes that version.
+
+    ``name`` is what built it (``map``, ``count``, ``debug out``...), set by
+    the graph builder, so a picture of the graph can label the vertex.
     """
+
+    name: str
 
     def __init__(self, inputs: list[DifferenceStreamReader], output: DifferenceStreamWriter) -> None:
         self.inputs = inputs

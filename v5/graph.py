@@ -156,10 +156,47 @@ class Graph:
     Invariant: ``_operators`` is in the order they were built, which is a
     topological order (an operator is built after the ones it reads from), so
     one step carries data from the inputs all the way to the outputs.
+
+    ``inputs``, ``operators`` and ``edges()``, with ``scope_of()``, are its public
+    view, for drawing it: what is wired to what, never the data in flight.
     """
 
-    def __init__(self, operators: list[Operator]) -> None:
+    def __init__(
+        self, operators: list[Operator], inputs: list[DifferenceStreamWriter],
+        readers: list[DifferenceStreamReader], scopes: dict[int, Scope],
+    ) -> None:
         self._operators = operators
+        self._inputs = inputs
+        self._readers = readers
+        self._scopes = scopes
+
+    @property
+    def operators(self) -> tuple[Operator, ...]:
+        """The operators in topological order; each has the ``name`` of the method that built it."""
+        return tuple(self._operators)
+
+    @property
+    def inputs(self) -> tuple[DifferenceStreamWriter, ...]:
+        """The writers ``new_input()`` returned, in the order they were made."""
+        return tuple(self._inputs)
+
+    def edges(self) -> list[tuple[DifferenceStreamWriter | Operator, Operator | DifferenceStreamReader]]:
+        """Every edge as ``(source, target)``.
+
+        A source is an input's writer or an operator; a target is an operator
+        or a reader the user got from ``connect_reader()``.
+        """
+        target_of: dict[int, Operator | DifferenceStreamReader] = {
+            id(reader._queue): operator for operator in self._operators for reader in operator.inputs
+        }
+        target_of.update((id(reader._queue), reader) for reader in self._readers)
+        writers = [(writer, writer) for writer in self._inputs]
+        writers += [(operator, operator.output) for operator in self._operators]
+        return [(source, target_of[id(queue)]) for source, writer in writers for queue in writer._queues]
+
+    def scope_of(self, operator: Operator) -> Scope:
+        """The scope ``operator`` runs in: the top level (``depth`` 0) or a loop body, with its ``parent``."""
+        return self._scopes[id(operator)]
 
     def step(self) -> None:
         """Run every operator once, in topological order."""
@@ -200,6 +237,9 @@ class GraphBuilder:
             raise FrontierError("the initial frontier must not be empty: write GraphBuilder(Version((0, 0)))")
         self._root = Scope(None, initial_frontier)
         self._operators: list[Operator] = []
+        self._inputs: list[DifferenceStreamWriter] = []
+        self._readers: list[DifferenceStreamReader] = []
+        self._scopes: dict[int, Scope] = {}
         self._finalized = False
 
     def new_input(self) -> tuple[DifferenceStreamBuilder, DifferenceStreamWriter]:
@@ -210,6 +250,7 @@ class GraphBuilder:
         """
         self._check_building("new_input")
         writer = DifferenceStreamWriter(self._root.initial_frontier)
+        self._inputs.append(writer)
         return DifferenceStreamBuilder(self, writer, self._root), writer
 
     def finalize(self) -> Graph:
@@ -220,7 +261,7 @@ class GraphBuilder:
         """
         self._check_building("finalize")
         self._finalized = True
-        return Graph(list(self._operators))
+        return Graph(list(self._operators), list(self._inputs), list(self._readers), dict(self._scopes))
 
     def _check_building(self, what: str) -> None:
         if self._finalized:
@@ -231,10 +272,10 @@ class GraphBuilder:
 
     def _add_operator(
         self, make: Callable[[list[DifferenceStreamReader], DifferenceStreamWriter], Operator],
-        inputs: list[DifferenceStreamBuilder], scope: Scope | None = None,
+        inputs: list[DifferenceStreamBuilder], name: str, scope: Scope | None = None,
         output: DifferenceStreamWriter | None = None,
     ) -> DifferenceStreamBuilder:
-        """Wire a new operator that reads ``inputs``; return its output stream.
+        """Wire a new operator, called ``name``, that reads ``inputs``; return its output stream.
 
         The output is in ``scope`` (by default the inputs' scope); streams from
         enclosing scopes are entered into the innermost one first.
@@ -250,7 +291,10 @@ class GraphBuilder:
         inputs = [stream._enter(inner) for stream in inputs]
         scope = scope or inner
         output = output or DifferenceStreamWriter(scope.initial_frontier)
-        self._operators.append(make([stream._writer.new_reader() for stream in inputs], output))
+        operator = make([stream._writer.new_reader() for stream in inputs], output)
+        operator.name = name
+        self._operators.append(operator)
+        self._scopes[id(operator)] = scope
         return DifferenceStreamBuilder(self, output, scope)
 
 
@@ -281,7 +325,7 @@ class DifferenceStreamBuilder:
             )
         if scope not in self._entered:
             outer = self._enter(scope.parent)
-            self._entered[scope] = self._builder._add_operator(Enter, [outer], scope=scope)
+            self._entered[scope] = self._builder._add_operator(Enter, [outer], "enter", scope=scope)
         return self._entered[scope]
 
     def connect_reader(self) -> DifferenceStreamReader:
@@ -291,30 +335,32 @@ class DifferenceStreamBuilder:
             GraphError: the graph is already finalized.
         """
         self._builder._check_building("connect_reader")
-        return self._writer.new_reader()
+        reader = self._writer.new_reader()
+        self._builder._readers.append(reader)
+        return reader
 
-    def _linear(self, f: Callable[[Collection], Collection]) -> DifferenceStreamBuilder:
-        return self._builder._add_operator(lambda inputs, output: LinearUnaryOperator(inputs, output, f), [self])
+    def _linear(self, name: str, f: Callable[[Collection], Collection]) -> DifferenceStreamBuilder:
+        return self._builder._add_operator(lambda inputs, output: LinearUnaryOperator(inputs, output, f), [self], name)
 
     def _binary(self, kind: type[Operator], other: Any) -> DifferenceStreamBuilder:
         if not isinstance(other, DifferenceStreamBuilder):
             raise GraphError(f"{kind.__name__.lower()} takes a stream, not {type(other).__name__}: {other!r}")
-        return self._builder._add_operator(kind, [self, other])
+        return self._builder._add_operator(kind, [self, other], kind.__name__.lower())
 
     def map(self, f: Callable[[Record], Record]) -> DifferenceStreamBuilder:
-        return self._linear(lambda collection: collection.map(f))
+        return self._linear("map", lambda collection: collection.map(f))
 
     def filter(self, predicate: Callable[[Record], bool]) -> DifferenceStreamBuilder:
-        return self._linear(lambda collection: collection.filter(predicate))
+        return self._linear("filter", lambda collection: collection.filter(predicate))
 
     def flat_map(self, f: Callable[[Record], Iterable[Record]]) -> DifferenceStreamBuilder:
-        return self._linear(lambda collection: collection.flat_map(f))
+        return self._linear("flat_map", lambda collection: collection.flat_map(f))
 
     def negate(self) -> DifferenceStreamBuilder:
-        return self._linear(Collection.negate)
+        return self._linear("negate", Collection.negate)
 
     def consolidate(self) -> DifferenceStreamBuilder:
-        return self._builder._add_operator(Consolidate, [self])
+        return self._builder._add_operator(Consolidate, [self], "consolidate")
 
     def concat(self, other: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
         return self._binary(Concat, other)
@@ -323,26 +369,31 @@ class DifferenceStreamBuilder:
         return self._binary(Join, other)
 
     def reduce(self, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]]) -> DifferenceStreamBuilder:
-        return self._builder._add_operator(lambda inputs, output: Reduce(inputs, output, f), [self])
+        return self._reduce("reduce", f)
+
+    def _reduce(self, name: str, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]]) -> DifferenceStreamBuilder:
+        return self._builder._add_operator(lambda inputs, output: Reduce(inputs, output, f), [self], name)
 
     def count(self) -> DifferenceStreamBuilder:
-        return self.reduce(count_values)
+        return self._reduce("count", count_values)
 
     def sum(self) -> DifferenceStreamBuilder:
-        return self.reduce(sum_values)
+        return self._reduce("sum", sum_values)
 
     def min(self) -> DifferenceStreamBuilder:
-        return self.reduce(min_values)
+        return self._reduce("min", min_values)
 
     def max(self) -> DifferenceStreamBuilder:
-        return self.reduce(max_values)
+        return self._reduce("max", max_values)
 
     def distinct(self) -> DifferenceStreamBuilder:
-        return self.reduce(distinct_values)
+        return self._reduce("distinct", distinct_values)
 
     def debug(self, name: str, sink: Callable[[str], None] = print) -> DifferenceStreamBuilder:
         """Pass the stream through unchanged, describing each message to ``sink``."""
-        return self._builder._add_operator(lambda inputs, output: Debug(inputs, output, name, sink), [self])
+        return self._builder._add_operator(
+            lambda inputs, output: Debug(inputs, output, name, sink), [self], f"debug {name}"
+        )
 
     def iterate(
         self, f: Callable[[DifferenceStreamBuilder], DifferenceStreamBuilder], max_iterations: int = MAX_ITERATIONS
@@ -363,7 +414,7 @@ class DifferenceStreamBuilder:
         """
         builder = self._builder
         scope = Scope(self._scope, self._scope.initial_frontier.extend())
-        entered = builder._add_operator(Ingress, [self], scope=scope)
+        entered = builder._add_operator(Ingress, [self], "ingress", scope=scope)
         # The feedback edge starts one iteration ahead: it only ever sends at iteration 1 or later.
         feedback = DifferenceStreamBuilder(builder, DifferenceStreamWriter(scope.initial_frontier.increment()), scope)
         result = f(entered.concat(feedback))
@@ -371,6 +422,7 @@ class DifferenceStreamBuilder:
             raise GraphError(f"the body of iterate must return a stream, not {type(result).__name__}: {result!r}")
         result = result._enter(scope)
         builder._add_operator(
-            lambda inputs, output: Feedback(inputs, output, max_iterations), [result], output=feedback._writer
+            lambda inputs, output: Feedback(inputs, output, max_iterations), [result], "feedback",
+            output=feedback._writer,
         )
-        return builder._add_operator(Egress, [result], scope=self._scope)
+        return builder._add_operator(Egress, [result], "egress", scope=self._scope)
