@@ -1,0 +1,87 @@
+"""Every notebook is a workshop: exercises whose solutions pass, checkers that catch mistakes, a stated shape.
+
+Exercises live in three places that must agree: the notebook (the learner's
+cell calls ``check``, a collapsed cell tagged ``solution`` calls ``solve``),
+``notebooks/exercises/<module>.py`` (the checkers) and
+``notebooks/solutions/<module>.py`` (the answers, and a plausible mistake per
+exercise). The module is the notebook's name up to its first underscore.
+Running the notebooks (tests/test_notebooks.py) runs each solution through
+its checker too; these tests say which piece is missing when one is.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import nbformat
+import pytest
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+sys.path.insert(0, str(NOTEBOOKS_DIR))
+
+from workshop import Wrong  # noqa: E402 (importable once notebooks/ is on the path)
+from workshop.exercises import CHECKERS  # noqa: E402
+
+
+def module_name(notebook: Path) -> str:
+    return notebook.stem.split("_")[0]
+
+
+def modules(notebook: Path) -> tuple[ModuleType, ModuleType]:
+    name = module_name(notebook)
+    return importlib.import_module(f"exercises.{name}"), importlib.import_module(f"solutions.{name}")
+
+
+def checkers(notebook: Path) -> dict[str, object]:
+    exercises, _ = modules(notebook)
+    prefix = f"{exercises.__name__}."
+    return {key.removeprefix(prefix): checker for key, checker in CHECKERS.items() if key.startswith(prefix)}
+
+
+def cells(notebook: Path) -> list:
+    return nbformat.read(notebook, as_version=4).cells
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_each_notebook_has_two_or_three_exercises(notebook: Path) -> None:
+    assert 2 <= len(checkers(notebook)) <= 3, f"{notebook.name}: exercises {sorted(checkers(notebook))}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_each_solution_passes_and_each_mistake_is_caught(notebook: Path) -> None:
+    _, solutions = modules(notebook)
+    for name, checker in checkers(notebook).items():
+        checker(getattr(solutions, name))
+        assert name in solutions.MISTAKES, f"solutions.{module_name(notebook)}.MISTAKES has no mistake for {name}"
+        with pytest.raises(Wrong) as wrong:
+            checker(solutions.MISTAKES[name])
+        assert len(str(wrong.value)) > 20, f"{name}: say what is wrong, not just {str(wrong.value)!r}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_each_exercise_is_checked_in_the_notebook_and_solved_in_a_hidden_cell(notebook: Path) -> None:
+    code = [cell for cell in cells(notebook) if cell.cell_type == "code"]
+    hidden = [cell for cell in code if "solution" in cell.metadata.get("tags", [])]
+    for cell in hidden:
+        assert cell.metadata.get("jupyter", {}).get("source_hidden"), f"solution cell not collapsed:\n{cell.source}"
+    for name in checkers(notebook):
+        assert any(f"check({name}," in cell.source for cell in code), f"{notebook.name}: no check({name}, ...)"
+        assert any(f"solve({name}," in cell.source for cell in hidden), f"{notebook.name}: no solve({name}, ...)"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_each_notebook_states_goals_duration_and_recap_and_shows_code_and_a_picture(notebook: Path) -> None:
+    texts = [cell.source for cell in cells(notebook)]
+    first = texts[0]
+    assert "Learning goals" in first and "minutes" in first, f"{notebook.name}: goals and workshop time go first"
+    assert any("## Recap" in text for text in texts[-3:]), f"{notebook.name}: end with a '## Recap' section"
+    code = "\n".join(cell.source for cell in cells(notebook) if cell.cell_type == "code")
+    assert "show_source(" in code, f"{notebook.name}: show the stage's own code"
+    if module_name(notebook) not in ("v0", "spark", "conformance"):
+        assert "show_diff(" in code, f"{notebook.name}: show what changed from the stage before"
+    assert any(call in code for call in ("draw(", "plt.", "render(", "plot_")), f"{notebook.name}: no picture"
+    assert "check_stage" not in code, f"{notebook.name}: check_stage is regression output, not teaching"
