@@ -42,8 +42,8 @@ def _unanswered(answer: Any) -> bool:
             body = inspect.getsource(answer).strip().splitlines()[1:]
         except (OSError, TypeError):
             return False
-        code = [line.strip() for line in body if line.strip() and not line.strip().startswith("#")]
-        return code in ([], ["..."])
+        code = [line.split("#")[0].strip() for line in body]
+        return [line for line in code if line] in ([], ["..."])
     return False
 
 
