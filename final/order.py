@@ -111,7 +111,7 @@ class Version(tuple):
         return tuple.__new__(Version, map(min, self, other))
 
     def advance_by(self, frontier: Antichain) -> Version:
-        """The least version that every future version ``>= self`` is also ``>=``.
+        """The greatest version that every future version ``>= self`` is also ``>=``.
 
         That is the meet, over the frontier's elements ``f``, of ``self.join(f)``.
         Every version still to come is ``>=`` some ``f``, and it is ``>= self``

@@ -77,7 +77,7 @@ class Version:
         return Version(tuple(min(a, b) for a, b in zip(self.coords, other.coords, strict=True)))
 
     def advance_by(self, frontier: Antichain) -> Version:
-        """The least version that every future version ``>= self`` is also ``>=``.
+        """The greatest version that every future version ``>= self`` is also ``>=``.
 
         That is the meet, over the frontier's elements ``f``, of ``self.join(f)``.
         Every version still to come is ``>=`` some ``f``, and it is ``>= self``
