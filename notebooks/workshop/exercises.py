@@ -47,21 +47,19 @@ def _unanswered(answer: Any) -> bool:
     return False
 
 
-def check(checker: Callable[[Any], None], answer: Any) -> bool:
-    """Print whether ``answer`` is right and, if not, what is wrong; return whether it is right."""
+def check(checker: Callable[[Any], None], answer: Any) -> None:
+    """Print whether ``answer`` is right and, if not, what is wrong (returning nothing, so a cell shows only that)."""
     if _unanswered(answer):
         print("Not answered yet: replace the `...` above with your answer and run the cell again.")
-        return False
+        return
     try:
         checker(answer)
     except Wrong as wrong:
         print(f"Not yet: {wrong}")
-        return False
     except Exception as error:  # a learner's code may raise anything; say so instead of a traceback
         print(f"Your answer raised {type(error).__name__}: {error}")
-        return False
-    print("Right.")
-    return True
+    else:
+        print("Right.")
 
 
 def solve(checker: Callable[[Any], None], solution: Any) -> None:
