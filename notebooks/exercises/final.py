@@ -1,0 +1,267 @@
+"""Checkers for the exercises of ``final_engine.ipynb``: failures, ``join_function`` logic, ``min`` under retraction.
+
+Each checker drives ``final`` through its public API only (input sessions,
+``graph.run()``, ``Output`` handles), and the right answer is what final
+does, cross-checked against a from-scratch computation in plain Python. The
+data an exercise is about is defined here (``DIVIDE_INPUTS``,
+``SUBSCRIPTIONS``, ``MIN_HISTORY``), so the notebook shows the very data the
+checker judges.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from workshop import Wrong, exercise
+
+import final
+
+# Exercise 1: which exception, and does the graph still work afterwards?
+
+DIVIDE_INPUTS = [[4, 5], [0]]
+"""Program "divide", ``numbers.map(lambda n: 100 // n)``: version 0 inserts 4 and 5, version 1 inserts 0."""
+
+COUNT_INPUTS = [[("cake", ())], ["tea"]]
+"""Program "count", ``words.count()``: version 0 inserts ``("cake", ())``, version 1 the bare string ``"tea"``."""
+
+
+def _failure(program: Callable[[Any], Any], versions: list[list[Any]]) -> tuple[type, bool]:
+    """``(the exception class graph.run() raised, whether the session still takes input afterwards)``."""
+    builder = final.GraphBuilder(0)
+    stream, session = builder.new_session("in")
+    program(stream).output("out")
+    graph = builder.finalize()
+    raised: type | None = None
+    for version, records in enumerate(versions):
+        for record in records:
+            session.insert(record)
+        session.advance_to(version + 1)
+        try:
+            graph.run()
+        except final.DataflowError as error:
+            raised = type(error)
+            break
+    assert raised is not None, "the exercise's program must fail"
+    try:
+        session.insert(versions[0][0])
+        session.advance_to(len(versions) + 1)
+        graph.run()
+    except final.BrokenGraphError:
+        return raised, False
+    return raised, True
+
+
+def failure_truth() -> dict[str, tuple[type, bool]]:
+    """What final really does on the two programs of exercise 1."""
+    return {
+        "divide": _failure(lambda numbers: numbers.map(lambda n: 100 // n), DIVIDE_INPUTS),
+        "count": _failure(lambda words: words.count(), COUNT_INPUTS),
+    }
+
+
+_WHY = {
+    ("divide", 0): (
+        "100 // 0 raises ZeroDivisionError inside map's function; graph.run() does not let it through as it "
+        "is but raises final.FunctionError, which names the operator (map #0), the version and the record, "
+        "and keeps your ZeroDivisionError as its __cause__"
+    ),
+    ("divide", 1): (
+        "map stopped half way through version 1, so no later answer could be trusted: the graph is broken "
+        "and every further insert, advance_to, step or run raises BrokenGraphError (what finished before, "
+        "version 0, can still be read)"
+    ),
+    ("count", 0): (
+        "count needs (key, value) pairs, and 'tea' is not one; count checks the whole difference before it "
+        "changes anything and refuses it with final.RecordError (no function of yours ran, so it is not a "
+        "FunctionError)"
+    ),
+    ("count", 1): (
+        "a refused difference had no effect on any operator, so nothing is half done: the graph stays usable, "
+        "and version 1 is finished with nothing in it"
+    ),
+}
+
+
+@exercise
+def predict_failures(answer: Any) -> None:
+    """The learner's ``{"divide": (exception class, usable afterwards), "count": (...)}`` for the two programs."""
+    if not isinstance(answer, dict) or set(answer) != {"divide", "count"}:
+        raise Wrong(
+            f"give a dict with the keys 'divide' and 'count', each (exception class, True/False), "
+            f"e.g. {{'divide': (final.VersionError, True), 'count': ...}}; you gave {answer!r}"
+        )
+    truth = failure_truth()
+    for program in ("divide", "count"):
+        given = answer[program]
+        if not (isinstance(given, tuple) and len(given) == 2):
+            raise Wrong(f"{program!r}: give a pair (exception class, True/False), not {given!r}")
+        raised, usable = given
+        if not (isinstance(raised, type) and issubclass(raised, BaseException)):
+            raise Wrong(
+                f"{program!r}: the first item is an exception class, such as final.GraphError, not {raised!r}"
+            )
+        if not isinstance(usable, bool):
+            raise Wrong(f"{program!r}: the second item is True or False (does the graph take input?), not {usable!r}")
+        if raised is not truth[program][0]:
+            raise Wrong(
+                f"{program!r}: you said graph.run() raises {raised.__name__}, but it raises "
+                f"{truth[program][0].__name__}: {_WHY[program, 0]}"
+            )
+        if usable is not truth[program][1]:
+            raise Wrong(
+                f"{program!r}: you said the graph {'takes' if usable else 'refuses'} input afterwards, but it "
+                f"{'takes' if truth[program][1] else 'refuses'} it: {_WHY[program, 1]}"
+            )
+
+
+# Exercise 2: join_function logic.
+
+SUBSCRIPTIONS = [
+    (("ann", 2, 3), 0, 1),
+    (("bo", 0, 4), 0, 1),
+    (("cy", 1, 6), 3, 1),
+    (("bo", 0, 4), 2, -1),
+    (("dee", 5, 2), 0, 2),
+    (("ann", 8, 1), 1, 1),
+]
+"""The input's history ``(record, version, multiplicity)``; a record is ``(user, start, months)``.
+
+ann subscribes for versions 2, 3, 4 and again for 8; bo for 0..3 but the
+subscription is deleted at version 2; cy's subscription from 1 arrives only at
+version 3; dee is recorded twice (multiplicity 2) for versions 5 and 6.
+"""
+
+SUBSCRIPTION_VERSIONS = range(11)
+
+
+def subscribed_from_scratch(version: int) -> dict[str, int]:
+    """Who is subscribed at ``version``, with multiplicity: plain Python over the records known by then."""
+    present: Counter = Counter()
+    for (user, start, months), at, multiplicity in SUBSCRIPTIONS:
+        if at <= version and start <= version < start + months:
+            present[user] += multiplicity
+    return {user: multiplicity for user, multiplicity in present.items() if multiplicity}
+
+
+def subscribed_by_final(logic: Callable[[Any], Any]) -> dict[int, dict[str, int]]:
+    """``join_function(logic)`` on ``SUBSCRIPTIONS``, fed through a session: the output at every version."""
+    builder = final.GraphBuilder(0)
+    stream, session = builder.new_session("subscriptions")
+    output = stream.join_function(logic).output("subscribed")
+    graph = builder.finalize()
+    for record, version, multiplicity in SUBSCRIPTIONS:
+        session.update_at(record, version, multiplicity)
+    session.close()
+    graph.run()
+    return {version: output.at(version) for version in SUBSCRIPTION_VERSIONS}
+
+
+@exercise
+def subscription_logic(answer: Any) -> None:
+    """The learner's ``logic(record)`` for ``join_function``: each user present while subscribed."""
+    if not callable(answer):
+        raise Wrong(
+            f"give a function logic(record) that returns a list of (value, version, multiplicity), not {answer!r}"
+        )
+    sample = SUBSCRIPTIONS[0][0]
+    produced = answer(sample)
+    try:
+        updates = list(produced)
+        shapes_ok = all(isinstance(update, tuple) and len(update) == 3 for update in updates)
+    except TypeError:
+        shapes_ok = False
+    if not shapes_ok:
+        raise Wrong(
+            f"logic({sample!r}) returned {produced!r}; join_function wants a list of (value, version, "
+            f"multiplicity) triples, e.g. [('ann', 2, 1), ...]"
+        )
+    got = subscribed_by_final(answer)
+    for version in SUBSCRIPTION_VERSIONS:
+        expected = subscribed_from_scratch(version)
+        if got[version] != expected:
+            wrong = sorted(set(got[version]) | set(expected), key=str)
+            culprit = next(user for user in wrong if got[version].get(user) != expected.get(user))
+            records = [record for (record, _, _) in SUBSCRIPTIONS if record[0] == culprit]
+            raise Wrong(
+                f"at version {version} your output holds {got[version]}, but the subscribed users are {expected}; "
+                f"look at {culprit!r} (records {records}): a user with (user, start, months) is present at "
+                f"versions start, ..., start + months - 1 and gone from start + months on. join_function "
+                f"joins your versions with the version the record arrived at, and multiplies multiplicities, "
+                f"so a deletion or a late record is taken care of for you"
+            )
+
+
+# Exercise 3: min when the minimum is retracted.
+
+MIN_HISTORY = [
+    (("g", 5), 0, 1),
+    (("g", 3), 0, 2),
+    (("g", 8), 0, 1),
+    (("g", 3), 1, -1),
+    (("g", 3), 2, -1),
+    (("g", 8), 3, -1),
+]
+"""Group g holds 5, 3 twice and 8 at version 0; one 3 goes at version 1, the other at 2, the 8 at 3."""
+
+MIN_VERSIONS = (1, 2, 3)
+
+
+def min_by_final() -> dict[int, dict[Any, int]]:
+    """``min()`` on ``MIN_HISTORY`` in final: the output's consolidated change at each of ``MIN_VERSIONS``."""
+    builder = final.GraphBuilder(0)
+    pairs, session = builder.new_session("pairs")
+    output = pairs.min().output("minimum")
+    graph = builder.finalize()
+    for record, version, multiplicity in MIN_HISTORY:
+        session.update_at(record, version, multiplicity)
+    session.close()
+    graph.run()
+    return {version: output.changes(version) for version in MIN_VERSIONS}
+
+
+def min_from_scratch(version: int) -> dict[Any, int]:
+    """``(key, least value)`` of each key at ``version``, in plain Python."""
+    present: Counter = Counter()
+    for record, at, multiplicity in MIN_HISTORY:
+        if at <= version:
+            present[record] += multiplicity
+    least: dict[Any, Any] = {}
+    for (key, value), multiplicity in present.items():
+        if multiplicity > 0:
+            least[key] = min(value, least.get(key, value))
+    return {(key, value): 1 for key, value in least.items()}
+
+
+def _change(version: int) -> dict[Any, int]:
+    """The change of the from-scratch minimum from ``version - 1`` to ``version``."""
+    change = Counter(min_from_scratch(version))
+    change.subtract(min_from_scratch(version - 1))
+    return {record: multiplicity for record, multiplicity in change.items() if multiplicity}
+
+
+@exercise
+def min_after_retractions(answer: Any) -> None:
+    """The learner's ``{version: output.changes(version)}`` for ``min()`` on ``MIN_HISTORY``, versions 1, 2, 3."""
+    truth = min_by_final()
+    assert truth == {version: _change(version) for version in MIN_VERSIONS}, "final and plain Python disagree"
+    if not isinstance(answer, dict) or set(answer) != set(MIN_VERSIONS):
+        raise Wrong(
+            f"give a dict with the keys 1, 2 and 3, each the change {{record: multiplicity}} at that version "
+            f"({{}} for no change); you gave {answer!r}"
+        )
+    why = {
+        1: "at version 1 one of the two 3s goes, but a 3 is still there (multiplicity 2 - 1 = 1), so the "
+           "minimum is still 3 and min sends nothing",
+        2: "at version 2 the last 3 goes: the minimum changes from 3 to 5, which is ('g', 3) -1 and ('g', 5) +1",
+        3: "at version 3 the 8 goes, but 8 was never the minimum: nothing changes",
+    }
+    for version in MIN_VERSIONS:
+        given = answer[version]
+        if not isinstance(given, dict):
+            raise Wrong(f"version {version}: give the change as a dict {{record: multiplicity}}, not {given!r}")
+        given = {record: multiplicity for record, multiplicity in given.items() if multiplicity}
+        if given != truth[version]:
+            raise Wrong(f"version {version}: you predicted {given}, but min's output changes by {truth[version]}: "
+                        f"{why[version]}")

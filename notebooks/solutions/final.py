@@ -1,0 +1,41 @@
+"""Solutions to the exercises of ``final_engine.ipynb``, each named after its checker in ``exercises.final``."""
+
+from __future__ import annotations
+
+import final
+
+predict_failures = {
+    "divide": (final.FunctionError, False),
+    "count": (final.RecordError, True),
+}
+"""map's function raised: FunctionError, and the graph is broken. count refused a record that is not a
+pair before changing anything: RecordError, and the graph goes on."""
+
+
+def subscription_logic(record):
+    """``(user, start, months)``: the user comes in at ``start`` and goes out ``months`` versions later."""
+    user, start, months = record
+    return [(user, start, +1), (user, start + months, -1)]
+
+
+min_after_retractions = {
+    1: {},
+    2: {("g", 3): -1, ("g", 5): 1},
+    3: {},
+}
+"""One 3 of two goes: still 3. The last 3 goes: 3 out, 5 in. The 8 goes: it was never the minimum."""
+
+
+def _subscription_one_short(record):
+    """Ends a version early: ``start + months - 1`` is the last version subscribed, not the first one after."""
+    user, start, months = record
+    return [(user, start, +1), (user, start + months - 1, -1)]
+
+
+MISTAKES = {
+    "predict_failures": {"divide": (ZeroDivisionError, False), "count": (final.RecordError, True)},
+    "subscription_logic": _subscription_one_short,
+    "min_after_retractions": {1: {("g", 3): -1, ("g", 5): 1}, 2: {}, 3: {}},
+}
+"""A plausible wrong answer per exercise: the user's own exception expected from graph.run(); the end of a
+subscription off by one; a record's multiplicity of 2 overlooked, so the minimum seems to go at once."""
