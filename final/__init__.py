@@ -20,7 +20,8 @@ stage concept, and what the documents add beyond document 002:
   tuples, indexes keep one dict of values per key and version, a reduction
   over totally ordered versions merges each key's history in place, and a
   loop ends as soon as nothing inside it holds data (``Feedback``), instead
-  of stepping through every iteration as v5 does;
+  of stepping, as v5 does, through each iteration at which an earlier
+  version changed;
 - ``final.viz``: graphviz diagrams and product-order plots;
 - for programs rather than lessons (``final.sessions``): input sessions that
   buffer changes and send a version's worth at once, ``Output`` handles that
