@@ -80,7 +80,8 @@ def _differences(stage: str, program: Callable, inputs: Sequence[History], versi
         return differences(collections)
     if STAGES.index(stage) < STAGES.index("v5") and any(not isinstance(version, int) for version in versions):
         raise NotImplementedError(
-            f"{stage} has totally ordered versions; partially ordered (tuple) input versions arrive in v5"
+            f"{stage} takes its input one version after another (v1 and v2 as a sequence, v3 and v4 in "
+            "version order); partially ordered (tuple) input versions arrive in v5"
         )
     runners = {"v1": _run_sequence, "v2": _run_graph_without_versions}
     if stage in runners:

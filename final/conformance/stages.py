@@ -73,7 +73,10 @@ def missing_concept(stage: str, case: Case) -> str | None:
     if "iterate" in program.concepts() and stage in ("v1", "v2", "v3"):
         return f"{case.program} iterates; iterate needs versions with an iteration coordinate, which arrive in v4"
     if case.dimensions > 1 and position in (1, 2, 3, 4):
-        return f"{stage} has totally ordered versions; partially ordered (tuple) versions arrive in v5"
+        return (
+            f"{stage} takes its input one version after another (v1 and v2 as a sequence, v3 and v4 in "
+            "version order); partially ordered (tuple) versions arrive in v5"
+        )
     retracts = any(multiplicity < 0 for history in case.histories() for _, _, multiplicity in history)
     if stage == "v4" and "iterate" in program.concepts() and retracts:
         return (
