@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -27,12 +28,26 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 RENDERED = ROOT / "docs" / "notebooks"
 MANIFEST = RENDERED / "MANIFEST.json"
+STYLESHEET = RENDERED / "notebook.css"
 CELL_TIMEOUT = 600
+STYLE = re.compile(r"<style[^>]*>(.*?)</style>\s*", re.S)
 
 
 def digest(path: Path) -> str:
     """The sha256 of a notebook file, as the manifest records it."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def shared_styles(html: str) -> str:
+    """``html`` with the styles of its head moved to ``notebook.css``, which every page links to.
+
+    nbconvert's template inlines about 260 kB of the same CSS into every page;
+    kept once, the rendered notebooks are a third of the size.
+    """
+    head, end, body = html.partition("</head>")
+    STYLESHEET.write_text("\n".join(STYLE.findall(head)))
+    head = STYLE.sub("", head) + f'<link rel="stylesheet" href="{STYLESHEET.name}">\n'
+    return head + end + body
 
 
 def render(path: Path) -> Path:
@@ -45,7 +60,7 @@ def render(path: Path) -> Path:
     exporter.register_preprocessor(TagRemovePreprocessor(remove_cell_tags={"solution"}), enabled=True)
     html, _ = exporter.from_notebook_node(notebook)
     target = RENDERED / f"{path.stem}.html"
-    target.write_text(html)
+    target.write_text(shared_styles(html))
     return target
 
 

@@ -1,15 +1,19 @@
 """Every teaching notebook runs from top to bottom without an error.
 
-The notebooks (one per stage, in notebooks/) assert what they demonstrate and
-end by checking every catalog example their stage can run, so executing them
-keeps their prose honest as the engines change. They run in memory with
-nbclient, in a kernel started from this interpreter, with notebooks/ as the
-working directory; nothing is written back to the files, which are stored
-without outputs.
+The notebooks (one per stage, the Spark pipeline's and the conformance
+oracle's, in notebooks/) assert what they demonstrate, and each exercise's
+hidden solution runs through the checker a learner's answer meets, so
+executing them keeps their prose and solutions honest as the engines change.
+They run in memory with nbclient, in a kernel started from this interpreter,
+with notebooks/ as the working directory; nothing is written back to the
+files, which are stored without outputs. The rendered copies under
+docs/notebooks/ must have been rendered from the notebooks as they are now.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from pathlib import Path
 
@@ -20,6 +24,7 @@ from nbclient import NotebookClient
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+RENDERED = NOTEBOOKS_DIR.parent / "docs" / "notebooks"
 KERNEL_NAME = "python3"
 
 CELL_TIMEOUT = 300
@@ -61,3 +66,14 @@ def test_notebook_runs(path: Path) -> None:
         resources={"metadata": {"path": str(NOTEBOOKS_DIR)}},
     )
     client.execute()  # raises CellExecutionError, naming the cell, on the first error
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_notebook_has_a_rendered_copy_of_its_current_version(path: Path) -> None:
+    manifest_path = RENDERED / "MANIFEST.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    render = f"run scripts/render_notebooks.sh {path.stem} and commit docs/notebooks/"
+    assert (RENDERED / f"{path.stem}.html").exists(), f"{path.name} has no rendered copy: {render}"
+    assert manifest.get(path.name) == hashlib.sha256(path.read_bytes()).hexdigest(), (
+        f"{path.name} changed since its copy was rendered: {render}"
+    )
