@@ -4,16 +4,21 @@
 sizes, both sides' seconds per version, every difference, the partitioned
 runs); ``report.md`` the same as tables, with the plots: ``latency.png``,
 each query's time per version, incremental against from scratch, on a log
-scale; and ``partitions.png``, each partitioned run's time as partitions grow.
+scale (``plot_latency`` draws it, for a notebook too); and ``partitions.png``,
+each partitioned run's time as partitions grow.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from .pipeline import Difference, Run
+from .pipeline import Difference, QueryRun, Run
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 LISTED_DIFFERENCES = 20
 """Differences listed per query in the markdown (the JSON has all of them)."""
@@ -131,15 +136,13 @@ def markdown(run: Run, files: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def _plot_latency(run: Run, path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
+def plot_latency(queries: Sequence[QueryRun]) -> Figure:
+    """One panel per query: milliseconds per version, Spark SQL from scratch against final/ incrementally, log scale."""
     from matplotlib import pyplot
     from matplotlib.ticker import MaxNLocator
 
-    figure, axes = pyplot.subplots(1, len(run.queries), figsize=(4 * len(run.queries), 3.4), squeeze=False)
-    for axis, query in zip(axes[0], run.queries, strict=True):
+    figure, axes = pyplot.subplots(1, len(queries), figsize=(4 * len(queries), 3.4), squeeze=False)
+    for axis, query in zip(axes[0], queries, strict=True):
         axis.plot(query.versions, [s * 1e3 for s in query.scratch_seconds], "o-", label="Spark SQL, from scratch")
         axis.plot(query.versions, [s * 1e3 for s in query.incremental_seconds], "s-", label="final/, incremental")
         axis.set_yscale("log")
@@ -150,6 +153,16 @@ def _plot_latency(run: Run, path: str) -> None:
     axes[0][0].set_ylabel("milliseconds")
     axes[0][0].legend(fontsize=8)
     figure.tight_layout()
+    return figure
+
+
+def _plot_latency(run: Run, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure = plot_latency(run.queries)
     figure.savefig(path, dpi=110)
     pyplot.close(figure)
 

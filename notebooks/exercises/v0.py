@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workshop import Wrong, exercise
+from workshop import Wrong, as_multiset, exercise
 
 from v0 import Collection
 
@@ -27,22 +27,12 @@ JOIN_LEFT = Collection([(("k", "a"), -1), (("k", "b"), 2), (("m", "c"), 3)])
 JOIN_RIGHT = Collection([(("k", "x"), -3), (("n", "y"), 1)])
 
 
-def _as_multiset(answer: Any, what: str) -> dict[Any, int]:
-    """A prediction given as ``{record: multiplicity}`` or as a Collection, zeros dropped."""
-    if isinstance(answer, Collection):
-        return answer.as_dict()
-    if not isinstance(answer, dict):
-        raise Wrong(
-            f"give {what} as a dict {{record: multiplicity}} (or a Collection), not {type(answer).__name__}: {answer!r}"
-        )
-    return {record: multiplicity for record, multiplicity in answer.items() if multiplicity != 0}
-
 
 @exercise
 def count_with_negatives(answer: Any) -> None:
     """The learner's prediction of ``COUNT_PUZZLE.count()``, as ``{(key, count): multiplicity}``."""
     expected = COUNT_PUZZLE.count().as_dict()
-    got = _as_multiset(answer, "your prediction of COUNT_PUZZLE.count()")
+    got = as_multiset(answer, "your prediction of COUNT_PUZZLE.count()")
     if got == expected:
         return
     keys = {record[0] for record in got if isinstance(record, tuple) and len(record) == 2}
@@ -125,7 +115,7 @@ def distinct_via_reduce(answer: Any) -> None:
 def join_with_negatives(answer: Any) -> None:
     """The learner's prediction of ``JOIN_LEFT.join(JOIN_RIGHT)``, as ``{(key, (a, b)): multiplicity}``."""
     expected = JOIN_LEFT.join(JOIN_RIGHT).as_dict()
-    got = _as_multiset(answer, "your prediction of JOIN_LEFT.join(JOIN_RIGHT)")
+    got = as_multiset(answer, "your prediction of JOIN_LEFT.join(JOIN_RIGHT)")
     if got == expected:
         return
     for record, multiplicity in got.items():

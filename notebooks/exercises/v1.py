@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workshop import Wrong, exercise
+from workshop import Wrong, as_multiset, exercise
 
 from v1 import Collection, DifferenceSequence
 
@@ -85,16 +85,6 @@ def join_terms() -> dict[str, Collection]:
     }
 
 
-def _as_multiset(answer: Any, what: str) -> dict[Any, int]:
-    """A prediction given as ``{record: multiplicity}`` or as a Collection, zeros dropped."""
-    if isinstance(answer, Collection):
-        return answer.as_dict()
-    if not isinstance(answer, dict):
-        raise Wrong(
-            f"give {what} as a dict {{record: multiplicity}} (or a Collection), not {type(answer).__name__}: {answer!r}"
-        )
-    return {record: multiplicity for record, multiplicity in answer.items() if multiplicity != 0}
-
 
 @exercise
 def join_change(answer: Any) -> None:
@@ -102,7 +92,7 @@ def join_change(answer: Any) -> None:
     orders = DifferenceSequence([ORDERS, ORDERS_CHANGE])
     prices = DifferenceSequence([PRICES, PRICES_CHANGE])
     expected = orders.join(prices)[1].as_dict()
-    got = _as_multiset(answer, "the output difference at step 1")
+    got = as_multiset(answer, "the output difference at step 1")
     if got == expected:
         return
     terms = join_terms()

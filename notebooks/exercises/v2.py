@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from workshop import Wrong, exercise
+from workshop import Wrong, as_multiset, exercise
 
 from v2 import Collection, DifferenceStreamReader, DifferenceStreamWriter, GraphBuilder
 
@@ -33,15 +33,6 @@ def debug_graph(
     return writer, out.connect_reader()
 
 
-def _as_dict(prediction: Any, where: str) -> dict:
-    if isinstance(prediction, Collection):
-        return prediction.as_dict()
-    if not isinstance(prediction, dict):
-        raise Wrong(
-            f"{where} should be a dict {{record: multiplicity}}, not {type(prediction).__name__}: {prediction!r}"
-        )
-    return {record: multiplicity for record, multiplicity in prediction.items() if multiplicity != 0}
-
 
 @exercise
 def debug_lines(answer: Any) -> None:
@@ -57,7 +48,7 @@ def debug_lines(answer: Any) -> None:
         printed += [message.as_dict() for message in reader.drain()]
     if not isinstance(answer, list):
         raise Wrong(f"give a list with one dict per printed line, not {type(answer).__name__}: {answer!r}")
-    got = [_as_dict(line, f"line {number}") for number, line in enumerate(answer, start=1)]
+    got = [as_multiset(line, f"line {number}") for number, line in enumerate(answer, start=1)]
     if len(got) != len(printed):
         raise Wrong(
             f"you predicted {len(got)} lines, {got}; debug prints {len(printed)}: every operator sends one "
@@ -179,7 +170,7 @@ def concat_waits(answer: Any) -> None:
             f"concat emits in that step; you gave {answer!r}"
         )
     for step, (mine, theirs) in enumerate(zip(answer, expected, strict=True), start=1):
-        mine = [_as_dict(output, f"an output of step {step}") for output in mine]
+        mine = [as_multiset(output, f"an output of step {step}") for output in mine]
         if len(mine) > len(theirs):
             raise Wrong(
                 f"in step {step} you predicted {_outputs(len(mine))}, {mine}; concat emits {len(theirs)}: its i-th "

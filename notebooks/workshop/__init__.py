@@ -9,10 +9,11 @@ with ``notebooks/`` as the working directory, so this package imports as
 ``workshop``.
 """
 
-from .exercises import Wrong, check, exercise, solve
+from .exercises import Wrong, as_multiset, check, exercise, solve
 from .graphs import dataflow_dot, draw
 from .source import show_diff, show_source, stage_changes
 
 __all__ = [
-    "Wrong", "check", "dataflow_dot", "draw", "exercise", "show_diff", "show_source", "solve", "stage_changes",
+    "Wrong", "as_multiset", "check", "dataflow_dot", "draw", "exercise", "show_diff", "show_source", "solve",
+    "stage_changes",
 ]

@@ -33,6 +33,20 @@ def exercise(checker: Callable[[Any], None]) -> Callable[[Any], None]:
     return checker
 
 
+def as_multiset(answer: Any, what: str) -> dict[Any, int]:
+    """A predicted collection given as ``{record: multiplicity}`` or as a Collection (any stage's), zeros dropped.
+
+    Raises ``Wrong`` naming ``what`` when the prediction is neither.
+    """
+    if hasattr(answer, "as_dict"):
+        return answer.as_dict()
+    if not isinstance(answer, dict):
+        raise Wrong(
+            f"give {what} as a dict {{record: multiplicity}} (or a Collection), not {type(answer).__name__}: {answer!r}"
+        )
+    return {record: multiplicity for record, multiplicity in answer.items() if multiplicity != 0}
+
+
 def _unanswered(answer: Any) -> bool:
     """A placeholder left as given: ``...``, ``None``, or a function whose body is only ``...``."""
     if answer is ... or answer is None:
