@@ -44,16 +44,15 @@ def dataflow_dot(graph: Any, inputs: Sequence[str] = (), readers: Sequence[str] 
         name = readers[number] if number < len(readers) else f"reader {number}"
         lines.append(f"  reader{number} [label={_quoted(name)}, shape=ellipse, fillcolor=\"#e6f4ea\"];")
 
-    members: dict[int, list[str]] = {}
-    children: dict[int, list[Any]] = {}
+    members: dict[Any, list[str]] = {}
+    children: dict[Any, list[Any]] = {}
     for number, operator in enumerate(operators):
-        scope = graph.scope_of(operator) if hasattr(graph, "scope_of") else None
-        key = id(scope) if scope is not None and scope.parent is not None else 0
-        members.setdefault(key, []).append(f"op{number} [label={_quoted(f'{operator.name} #{number}')}];")
-        while scope is not None and scope.parent is not None and scope not in children.get(_key(scope.parent), []):
-            children.setdefault(_key(scope.parent), []).append(scope)
-            scope = scope.parent
-    lines += _cluster(0, 0, members, children, iter(range(len(operators))))
+        scope = _loop(graph.scope_of(operator) if hasattr(graph, "scope_of") else None)
+        members.setdefault(scope, []).append(f"op{number} [label={_quoted(f'{operator.name} #{number}')}];")
+        while scope is not None and scope not in children.setdefault(_loop(scope.parent), []):
+            children[_loop(scope.parent)].append(scope)
+            scope = _loop(scope.parent)
+    lines += _cluster(None, 0, members, children, iter(range(len(operators))))
 
     for source, target in edges:
         style = ' [style=dashed, color="#5f6368", label="feedback", constraint=false]' if _is_feedback(source) else ""
@@ -62,9 +61,9 @@ def dataflow_dot(graph: Any, inputs: Sequence[str] = (), readers: Sequence[str] 
     return "\n".join(lines)
 
 
-def _key(scope: Any) -> int:
-    """A scope's key in ``members``/``children``: 0 for the top level."""
-    return id(scope) if scope.parent is not None else 0
+def _loop(scope: Any) -> Any:
+    """``scope`` if it is a loop body; None for the top level (and in stages without scopes)."""
+    return scope if scope is not None and scope.parent is not None else None
 
 
 def _is_feedback(source: Any) -> bool:
@@ -72,16 +71,16 @@ def _is_feedback(source: Any) -> bool:
 
 
 def _cluster(
-    key: int, depth: int, members: dict[int, list[str]], children: dict[int, list[Any]], numbers: Iterator[int],
+    loop: Any, depth: int, members: dict[Any, list[str]], children: dict[Any, list[Any]], numbers: Iterator[int],
 ) -> list[str]:
-    """The scope ``key``'s nodes, and each loop inside it as a nested ``subgraph cluster``, numbered in order."""
+    """The nodes of ``loop`` (None: the top level), and each loop inside it as a nested ``subgraph cluster``."""
     indent = "  " * (depth + 1)
-    lines = [indent + line for line in members.get(key, [])]
-    for scope in children.get(key, []):
+    lines = [indent + line for line in members.get(loop, [])]
+    for scope in children.get(loop, []):
         fill = SCOPE_FILLS[min(depth + 1, len(SCOPE_FILLS) - 1)]
         lines.append(f"{indent}subgraph cluster_{next(numbers)} {{")
         lines.append(f'{indent}  label="iterate (depth {scope.depth})"; style="rounded,filled"; fillcolor="{fill}";')
-        lines += _cluster(id(scope), depth + 1, members, children, numbers)
+        lines += _cluster(scope, depth + 1, members, children, numbers)
         lines.append(indent + "}")
     return lines
 
