@@ -114,14 +114,6 @@ FRUIT_CASE = _with_expected(Case(
 added, the pear removed) and another at (1, 0) (an apple added)."""
 
 
-def _input_at(case: Case, version: tuple) -> dict:
-    totals: dict = {}
-    for record, at, multiplicity in case.histories()[0]:
-        if less_equal(at, version):
-            totals[record] = totals.get(record, 0) + multiplicity
-    return {record: total for record, total in totals.items() if total}
-
-
 @exercise
 def fruit_counts(answer: Any) -> None:
     """The learner's expected output of ``FRUIT_CASE``: ``{version: {record: multiplicity}}`` at every version."""
@@ -149,9 +141,10 @@ def fruit_counts(answer: Any) -> None:
         got = {record: multiplicity for record, multiplicity in collection.items() if multiplicity != 0}
         mismatch = compare(version, expected[version], got)
         if mismatch is not None:
+            accumulated = accumulate(consolidate(FRUIT_CASE.histories()[0]), version)
             raise Wrong(
                 f"{mismatch.describe()}. The input accumulated at {version} (every update at a version <= it) "
-                f"is {_input_at(FRUIT_CASE, version)}; count_by_key outputs (key, n) with n the key's total, "
+                f"is {accumulated}; count_by_key outputs (key, n) with n the key's total, "
                 f"and nothing for a key whose records cancel"
             )
 

@@ -145,17 +145,24 @@ def subscribed_from_scratch(version: int) -> dict[str, int]:
     return {user: multiplicity for user, multiplicity in present.items() if multiplicity}
 
 
-def subscribed_by_final(logic: Callable[[Any], Any]) -> dict[int, dict[str, int]]:
-    """``join_function(logic)`` on ``SUBSCRIPTIONS``, fed through a session: the output at every version."""
+def _run(program: Callable[[Any], Any], history: list[tuple[Any, int, int]], read: Callable[[Any], Any]) -> Any:
+    """``program`` on one input fed ``history`` (``(record, version, multiplicity)``) through a session, run to
+    the end; what ``read`` makes of its ``Output``."""
     builder = final.GraphBuilder(0)
-    stream, session = builder.new_session("subscriptions")
-    output = stream.join_function(logic).output("subscribed")
+    stream, session = builder.new_session("in")
+    output = program(stream).output("out")
     graph = builder.finalize()
-    for record, version, multiplicity in SUBSCRIPTIONS:
+    for record, version, multiplicity in history:
         session.update_at(record, version, multiplicity)
     session.close()
     graph.run()
-    return {version: output.at(version) for version in SUBSCRIPTION_VERSIONS}
+    return read(output)
+
+
+def subscribed_by_final(logic: Callable[[Any], Any]) -> dict[int, dict[str, int]]:
+    """``join_function(logic)`` on ``SUBSCRIPTIONS``: the output at every version."""
+    return _run(lambda stream: stream.join_function(logic), SUBSCRIPTIONS,
+                lambda output: {version: output.at(version) for version in SUBSCRIPTION_VERSIONS})
 
 
 @exercise
@@ -210,15 +217,8 @@ MIN_VERSIONS = (1, 2, 3)
 
 def min_by_final() -> dict[int, dict[Any, int]]:
     """``min()`` on ``MIN_HISTORY`` in final: the output's consolidated change at each of ``MIN_VERSIONS``."""
-    builder = final.GraphBuilder(0)
-    pairs, session = builder.new_session("pairs")
-    output = pairs.min().output("minimum")
-    graph = builder.finalize()
-    for record, version, multiplicity in MIN_HISTORY:
-        session.update_at(record, version, multiplicity)
-    session.close()
-    graph.run()
-    return {version: output.changes(version) for version in MIN_VERSIONS}
+    return _run(lambda pairs: pairs.min(), MIN_HISTORY,
+                lambda output: {version: output.changes(version) for version in MIN_VERSIONS})
 
 
 def min_from_scratch(version: int) -> dict[Any, int]:
