@@ -112,11 +112,20 @@ class InputSession:
         Raises:
             BrokenGraphError: the graph failed earlier.
         """
-        self._writer._status.check(f"flush input {self.name!r}")
+        writer = self._writer
+        writer._status.check(f"flush input {self.name!r}")
         buffer, self._buffer, self._current = self._buffer, {}, None
-        for version, changes in sorted(buffer.items(), key=lambda item: tuple(item[0])):
-            if changes:  # send_data checks the version again: the frontier may have moved by the writer since
-                self._writer.send_data(version, Collection._trusted(list(changes.items())))
+        versions = buffer.items() if len(buffer) == 1 else sorted(buffer.items(), key=lambda item: tuple(item[0]))
+        for version, changes in versions:
+            if not changes:
+                continue
+            collection = Collection._trusted(list(changes.items()))
+            # Versions were checked when buffered; the frontier is checked again, as the input's writer
+            # (graph.inputs) may have moved it since. send_data says why a version is refused.
+            if writer.frontier.less_equal_version(version):
+                writer._send(version, collection)
+            else:
+                writer.send_data(version, collection)
 
     def advance_to(self, version: Version | int | tuple[int, ...]) -> None:
         """Send the buffered changes and move to ``version``: every version before it is finished.
@@ -133,7 +142,7 @@ class InputSession:
                 f"input {self.name!r} cannot go back from {self.frontier} to {version}; advance to a later version"
             )
         self.flush()
-        self._writer.send_frontier(Antichain._of((version,)))
+        self._writer._advance(Antichain._of((version,)))  # send_frontier's checks, made just above
         self.version = version
 
     def close(self) -> None:
