@@ -72,3 +72,46 @@ def test_sessions_bench_refuses_ways_that_disagree(monkeypatch) -> None:
     monkeypatch.setattr(bench_sessions, "count_floor", off_by_one)
     with pytest.raises(AssertionError, match="the ways' outputs differ"):
         bench_sessions.measure(n=100, count=100, batch=20)
+
+
+def test_peer_benchmark_quick_mode_runs_and_every_answer_agrees(tmp_path) -> None:
+    """``python -m tests.bench.peers --quick``: final, plain dicts and d2mini on every workload at N = 1,000."""
+    import json
+
+    from tests.bench.peers import __main__ as peers
+
+    results = tmp_path / "quick.jsonl"
+    assert peers.main(["--quick", "--results", str(results), "--figures", str(tmp_path)]) == 0
+    found = [json.loads(line) for line in results.read_text().splitlines()]
+    assert {(row["engine"], row["workload"]) for row in found} == {
+        (engine, workload) for engine in ("final", "plain", "d2mini")
+        for workload in ("W1", "W2", "W3", "W4", "W5", "W1b", "W2b")}
+    for row in found:
+        if (row["engine"], row["workload"]) == ("d2mini", "W3"):
+            assert row["status"] == "unsupported" and "iterate" in row["reason"]
+            continue
+        assert row["status"] == "ok", row
+        assert row["checksum"] == row["expected"] and row["median_s"] > 0 and row["peak_rss"] > 0
+    for name in ("peers_latency.png", "peers_per_change.png", "peers_load.png"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_peer_benchmark_reports_a_wrong_answer_with_its_workload_and_size(tmp_path, monkeypatch) -> None:
+    from tests.bench.peers import driver
+
+    command = driver.command
+
+    def off_by_one(engine: str, path):
+        if engine != "final":
+            return command(engine, path)
+        script = ('import json; print(json.dumps({"load_s": 0.1, "latencies": [0.1], "rss_before_load": 1, '
+                  '"checksum": "1:2"}))')
+        return [driver.sys.executable, "-c", script]
+
+    monkeypatch.setattr(driver, "command", off_by_one)
+    plan = driver.Plan(["final", "plain"], ["W1"], [50], data=tmp_path)
+    results = {row.engine: row for row in driver.runs(plan, missing={})}
+    assert results["plain"].status == "ok"
+    assert results["final"].status == "wrong answer"
+    assert "expected" in results["final"].reason and "plain" in results["final"].reason
+    assert (results["final"].workload, results["final"].n) == ("W1", 50)

@@ -215,7 +215,8 @@ def runs(plan: Plan, missing: dict[str, str]) -> Iterator[Result]:
             expected, expected_from = "", ""
             for round_ in range(plan.rounds):
                 order = plan.engines[round_ % len(plan.engines):] + plan.engines[:round_ % len(plan.engines)]
-                order = sorted(order, key=lambda engine: engine not in REFERENCE)  # the reference first
+                rank = {engine: i for i, engine in enumerate(REFERENCE)}
+                order = sorted(order, key=lambda engine: rank.get(engine, len(rank)))  # the reference first
                 for engine in order:
                     result = _run_or_skip(engine, name, n, path, plan, missing, over_cap)
                     result.round, result.live_records, result.changes_per_version = round_, live, per_version
