@@ -83,13 +83,15 @@ class Result:
 
 
 def _python312() -> str | None:
-    """A python3.12 executable: on PATH, or pyenv's."""
-    found = shutil.which("python3.12")
-    if found:
-        return found
+    """A python3.12 that runs: pyenv's (its shim on PATH fails unless 3.12 is pyenv's selected version), or
+    one on PATH."""
     pyenv = Path.home() / ".pyenv" / "versions"
-    candidates = sorted(pyenv.glob("3.12*/bin/python3.12")) if pyenv.exists() else []
-    return str(candidates[-1]) if candidates else None
+    candidates = [str(path) for path in sorted(pyenv.glob("3.12*/bin/python3.12"))] if pyenv.exists() else []
+    candidates.append(shutil.which("python3.12") or "")
+    for candidate in reversed(candidates):
+        if candidate and subprocess.run([candidate, "--version"], capture_output=True).returncode == 0:
+            return candidate
+    return None
 
 
 def prepare(engines: Iterable[str], say: callable = print) -> dict[str, str]:
