@@ -74,7 +74,11 @@ class Result:
 
     @property
     def bytes_per_record(self) -> float | None:
-        if self.peak_rss is None or self.rss_before_load is None or not self.live_records:
+        """Resident memory gained from just before the load to the peak, per live input record at the end.
+
+        None for Spark: its peak is its JVM's (a process of its own, waited for by the adapter), while
+        ``rss_before_load`` is the Python driver's, so the two do not subtract."""
+        if self.peak_rss is None or self.rss_before_load is None or not self.live_records or self.engine == "spark":
             return None
         return (self.peak_rss - self.rss_before_load) / self.live_records
 
