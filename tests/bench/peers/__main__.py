@@ -23,9 +23,13 @@ from tests.bench.peers import driver, report, workloads
 BENCH = driver.HERE.parent
 RESULTS = driver.HERE / "results.jsonl"
 SIZES = [1_000, 10_000, 100_000, 1_000_000]
-LARGEST = {"v2": 100_000, "v3": 100_000, "v4": 100_000, "v5": 100_000, "pathway": 100_000, "pydbsp": 10_000}
+LARGEST = {
+    "v2": 100_000, "v3": 100_000, "v4": 100_000, "v5": 100_000, "pathway": 100_000, "pydbsp": 10_000,
+    "spark": 100_000,
+}
 """Where the slower engines stop, so the run fits in about an hour: the stages and pathway take minutes to load
-N = 1,000,000 (pathway takes rows in one call each), and pydbsp copies its whole collection at every version."""
+N = 1,000,000 (pathway takes rows in one call each), pydbsp copies its whole collection at every version, and
+Spark recomputes every version from scratch (seconds each at any N) after a load through Python's rows."""
 QUICK_ENGINES = ["final", "plain", "d2mini"]
 
 
