@@ -64,7 +64,9 @@ def micro(seconds: float) -> str:
 def ratio(other: float, final: float) -> str:
     """How ``other`` compares with final: '3.2x slower' or '2.0x faster'."""
     r = other / final
-    return f"{r:.1f}x slower" if r >= 1 else f"{1 / r:.1f}x faster"
+    if r < 1:
+        return f"{1 / r:.1f}x faster"
+    return f"{r:,.0f}x slower" if r >= 100 else f"{r:.1f}x slower"
 
 
 def _measure(result: Result, workload: str) -> float | None:
