@@ -216,8 +216,7 @@ def runs(plan: Plan, missing: dict[str, str]) -> Iterator[Result]:
     for n in plan.sizes:
         for name in plan.workloads:
             path = workloads.write(plan.data, name, n)
-            live = workloads.WORKLOADS[name](n).live_records() if n <= 100_000 else _live_records(path)
-            per_version = workloads.BATCH if name.endswith("b") else 2
+            live, per_version = _shape(path)
             expected, expected_from = "", ""
             for round_ in range(plan.rounds):
                 order = plan.engines[round_ % len(plan.engines):] + plan.engines[:round_ % len(plan.engines)]
@@ -238,12 +237,14 @@ def runs(plan: Plan, missing: dict[str, str]) -> Iterator[Result]:
                     yield result
 
 
-def _live_records(path: Path) -> int:
-    """Live input records after the last version, read from the file (generating again costs more at 1M)."""
+def _shape(path: Path) -> tuple[int, int]:
+    """A workload file's live input records after its last version (for memory per live record), and its
+    changes per version."""
     with open(path) as source:
         found = json.load(source)
-    return sum(len(records) for records in found["inputs"].values()) + sum(
+    live = sum(len(records) for records in found["inputs"].values()) + sum(
         diff for changes in found["versions"] for _, _, diff in changes)
+    return live, len(found["versions"][0])
 
 
 def _run_or_skip(engine: str, name: str, n: int, path: Path, plan: Plan, missing: dict[str, str],

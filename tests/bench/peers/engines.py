@@ -44,14 +44,6 @@ SPARK_VERSIONS = 5
 Change = tuple[str, Any, int]
 
 
-def record_hash(record: Any) -> int:
-    """PROTOCOL.md's hash of one record (an int or a tuple of ints)."""
-    h = 17
-    for x in record if isinstance(record, tuple) else (record,):
-        h = (h * 1_000_003 + x % P) % P
-    return h
-
-
 class Checksum:
     """The fold of every output change: the number of records and the sum of their hashes, modulo P."""
 
@@ -63,8 +55,8 @@ class Checksum:
         self.add_all(((record, diff),))
 
     def add_all(self, changes: Any) -> None:
-        """Fold ``(record, diff)`` pairs, or a dict of them: ``record_hash`` inlined, as this runs inside the
-        timed updates of every Python engine and would otherwise cost them a call per output record."""
+        """Fold ``(record, diff)`` pairs, or a dict of them: PROTOCOL.md's ``record_hash`` inlined, as this runs
+        inside the timed updates of every Python engine and would otherwise cost them a call per output record."""
         count, total = self.count, self.total
         for record, diff in changes.items() if isinstance(changes, dict) else changes:
             h = 17
@@ -86,6 +78,11 @@ def rss_now() -> int:
     with open("/proc/self/clear_refs", "w") as clear:
         clear.write("5")
     return rss
+
+
+def version_zero(inputs: dict[str, list]) -> list[Change]:
+    """The inputs at version 0 as changes: every record once."""
+    return [(name, record, 1) for name, records in inputs.items() for record in records]
 
 
 def read_workload(path: str) -> dict:
@@ -111,7 +108,7 @@ class Plain:
         self.checksum = checksum
 
     def load(self, inputs: dict[str, list]) -> None:
-        self.update(0, [(name, record, 1) for name, records in inputs.items() for record in records])
+        self.update(0, version_zero(inputs))
 
     def update(self, version: int, changes: list[Change]) -> None:
         raise NotImplementedError
@@ -366,7 +363,7 @@ class Stage:
         self.writers = dict(zip(inputs, writers, strict=True))
 
     def load(self, inputs: dict[str, list]) -> None:
-        self.update(0, [(name, record, 1) for name, records in inputs.items() for record in records])
+        self.update(0, version_zero(inputs))
 
     def update(self, version: int, changes: list[Change]) -> None:
         stage, reader, graph = self.stage, self.reader, self.graph

@@ -79,11 +79,6 @@ class Workload:
             "versions": [[[name, plain(record), diff] for name, record, diff in changes] for changes in self.versions],
         }
 
-    def live_records(self) -> int:
-        """How many input records are live after the last version (for memory per live record)."""
-        return sum(len(records) for records in self.inputs.values()) + sum(
-            diff for changes in self.versions for _, _, diff in changes)
-
 
 def _replacing(rng: random.Random, live: Live, new: Iterator, name: str, versions: int,
                per_version: int) -> list[list[Change]]:
