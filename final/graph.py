@@ -198,14 +198,16 @@ class DifferenceStreamWriter:
         self._advance(frontier)
 
     def _send(self, version: Version, collection: Collection) -> None:
-        """``send_data`` for operators, whose versions and collections are right by construction."""
+        """``send_data`` for operators, whose versions and collections are right by construction, and for input
+        sessions, which check them as they buffer and flush."""
         assert self.frontier.less_equal_version(version), f"an operator sent data at {version} behind {self.frontier}"
         message = DataMessage(version, collection)
         for queue in self._queues:
             queue.append(message)
 
     def _advance(self, frontier: Antichain) -> None:
-        """``send_frontier`` for operators: send the change to ``frontier``, if there is one."""
+        """``send_frontier`` for operators, and for input sessions once ``advance_to`` has checked the version:
+        send the change to ``frontier``, if there is one."""
         assert self.frontier.less_equal(frontier), f"an operator moved its frontier back: {self.frontier} to {frontier}"
         if frontier.elements != self.frontier.elements:
             message = FrontierMessage(self.frontier, frontier)
