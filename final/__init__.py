@@ -44,16 +44,17 @@ from .errors import (
     VersionError,
 )
 from .graph import (
-    ArrangedStream,
-    DifferenceStreamBuilder,
+    DataMessage,
     DifferenceStreamReader,
     DifferenceStreamWriter,
+    FrontierMessage,
     Graph,
     GraphBuilder,
 )
-from .operators import DataMessage, FrontierMessage
 from .order import Antichain, Version
+from .progress import ProgressTracker
 from .sessions import InputSession, Output
+from .stream import ArrangedStream, DifferenceStreamBuilder
 from .trace import Arrangement, Index
 
 __all__ = [
@@ -77,6 +78,7 @@ __all__ = [
     "InputSession",
     "IterationError",
     "Output",
+    "ProgressTracker",
     "RecordError",
     "Version",
     "VersionError",

@@ -76,11 +76,25 @@ class Collection:
         self._updates: list[Update] = updates
 
     @classmethod
-    def _trusted(cls, updates: list[Update]) -> Collection:
-        """Wrap a list the engine built itself, without copying or checking it."""
+    def trusted(cls, updates: list[Update]) -> Collection:
+        """Wrap a list the engine built itself, built without checks and without copying it.
+
+        For operators (the internal protocol, ``final.operators.base``): the
+        list must hold ``(hashable record, int)`` pairs, and nothing may change
+        it afterwards.
+        """
         collection = cls.__new__(cls)
         collection._updates = updates
         return collection
+
+    @property
+    def updates(self) -> list[Update]:
+        """The ``(record, multiplicity)`` pairs themselves, not a copy: read them, never change them.
+
+        Operators read messages through this (the internal protocol); a
+        program can iterate the collection instead.
+        """
+        return self._updates
 
     def __iter__(self) -> Iterator[Update]:
         return iter(self._updates)
@@ -108,23 +122,23 @@ class Collection:
 
     def concat(self, other: Collection) -> Collection:
         """The multiset sum of two collections (SQL's ``UNION ALL``)."""
-        return Collection._trusted(self._updates + _checked_collection(other, "concat")._updates)
+        return Collection.trusted(self._updates + _checked_collection(other, "concat")._updates)
 
     def negate(self) -> Collection:
         """Every multiplicity times -1, so ``a.concat(b.negate())`` is ``a - b``."""
-        return Collection._trusted([(record, -multiplicity) for record, multiplicity in self._updates])
+        return Collection.trusted([(record, -multiplicity) for record, multiplicity in self._updates])
 
     def map(self, f: Callable[[Record], Record]) -> Collection:
         """``f(record)`` for every record, multiplicities unchanged."""
-        return Collection._trusted([(f(record), multiplicity) for record, multiplicity in self._updates])
+        return Collection.trusted([(f(record), multiplicity) for record, multiplicity in self._updates])
 
     def filter(self, predicate: Callable[[Record], bool]) -> Collection:
         """The records for which ``predicate(record)`` is true."""
-        return Collection._trusted([update for update in self._updates if predicate(update[0])])
+        return Collection.trusted([update for update in self._updates if predicate(update[0])])
 
     def flat_map(self, f: Callable[[Record], Iterable[Record]]) -> Collection:
         """Every record ``f(record)`` yields, each with the input's multiplicity."""
-        return Collection._trusted(
+        return Collection.trusted(
             [(output, multiplicity) for record, multiplicity in self._updates for output in f(record)]
         )
 
@@ -139,7 +153,7 @@ class Collection:
         totals: defaultdict[Record, Multiplicity] = defaultdict(int)
         for record, multiplicity in self._updates:
             totals[hashable(record, "consolidate")] += multiplicity
-        return Collection._trusted([(record, total) for record, total in totals.items() if total != 0])
+        return Collection.trusted([(record, total) for record, total in totals.items() if total != 0])
 
     def join(self, other: Collection) -> Collection:
         """``(key, (a, b))`` for every ``(key, a)`` here and ``(key, b)`` in ``other``.
@@ -158,7 +172,7 @@ class Collection:
             key, value = key_value(record, "join")
             for other_value, other_multiplicity in index.get(key, ()):
                 result.append(((key, (value, other_value)), multiplicity * other_multiplicity))
-        return Collection._trusted(result)
+        return Collection.trusted(result)
 
     def reduce(self, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]]) -> Collection:
         """``(key, output)`` for each ``(output, multiplicity)`` in ``f(values of key)``.
@@ -179,7 +193,7 @@ class Collection:
             values = [(value, total) for value, total in totals.items() if total != 0]
             if values:
                 result.extend(((key, output), multiplicity) for output, multiplicity in f(values))
-        return Collection._trusted(result)
+        return Collection.trusted(result)
 
     def count(self) -> Collection:
         """``(key, number of values)``, counting multiplicities (``COUNT(*) GROUP BY key``)."""
@@ -270,8 +284,13 @@ def _extreme(pick: Callable[[list], Value], values: Values, operator: str) -> Va
     try:
         return [(pick(present), 1)]
     except TypeError:
-        problem = f"{operator} compares a key's values, but {_sample(present)} do not compare with each other"
-        raise _wrong_type(problem, "aggregate()") from None
+        raise incomparable(operator, present) from None
+
+
+def incomparable(operator: str, values: list) -> RecordError:
+    """The error for ``values`` that ``operator`` (``min`` or ``max``) finds do not compare."""
+    problem = f"{operator} compares a key's values, but {_sample(values)} do not compare with each other"
+    return _wrong_type(problem, "aggregate()")
 
 
 def _wrong_type(problem: str, instead: str) -> RecordError:

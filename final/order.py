@@ -83,8 +83,9 @@ class Version(tuple):
         return tuple(self)
 
     @classmethod
-    def _of(cls, coords: tuple[int, ...]) -> Version:
-        """A Version from coordinates the engine computed itself: no checks (they were made at the boundary)."""
+    def trusted(cls, coords: tuple[int, ...]) -> Version:
+        """A Version from coordinates the engine computed itself, built without checks (they were made where
+        versions entered the graph)."""
         return tuple.__new__(cls, coords)
 
     def less_equal(self, other: Version) -> bool:
@@ -150,14 +151,15 @@ class Version(tuple):
         return tuple.__new__(Version, (*self[:-1], self[-1] + 1))
 
 
-def checked_version(version: Any, error: type[Exception], what: str, like: Version | None = None) -> Version:
-    """Return ``version`` if it is a Version (with as many coordinates as ``like``), else raise ``error``."""
+def checked_version(version: Any, error: type[Exception], what: str, dimension: int | None = None) -> Version:
+    """Return ``version`` if it is a Version (with ``dimension`` coordinates, if given), else raise ``error``."""
     if type(version) is not Version:
         raise error(f"{what} must be a Version, not {version!r}; write Version({version!r})")
-    if like is not None and len(version) != len(like):
+    if dimension is not None and len(version) != dimension:
+        like = Version.trusted((0,) * dimension)
         raise error(
             f"{what}, {version}, has {len(version)} coordinates, but this stream's versions have "
-            f"{len(like)}, like {like}; do not mix versions of different dimensions"
+            f"{dimension}, like {like}; do not mix versions of different dimensions"
         )
     return version
 
@@ -189,7 +191,7 @@ class Antichain:
             self.elements = (checked_version(versions[0], FrontierError, "an antichain element"),)
             return
         for version in versions:
-            checked_version(version, FrontierError, "an antichain element", versions[0])
+            checked_version(version, FrontierError, "an antichain element", len(versions[0]))
         self.elements: tuple[Version, ...] = minimal(versions)
 
     def __eq__(self, other: object) -> bool:
@@ -227,8 +229,9 @@ class Antichain:
         return self.elements != other.elements and self.less_equal(other)
 
     @classmethod
-    def _of(cls, elements: tuple[Version, ...]) -> Antichain:
-        """An antichain of elements already minimal and sorted (the engine derived them from one)."""
+    def trusted(cls, elements: tuple[Version, ...]) -> Antichain:
+        """An antichain of elements already minimal and sorted (the engine derived them from one), built
+        without checks."""
         antichain = object.__new__(cls)
         antichain.elements = elements
         antichain._advanced = None
@@ -258,15 +261,15 @@ class Antichain:
 
     def apply(self, change: Any) -> Antichain:
         """This antichain after a change with ``removed`` and ``added`` elements (a ``FrontierMessage``)."""
-        if change._before.elements == self.elements:  # the sender's frontier before: the change leads to its after
-            return change._after
+        if change.before.elements == self.elements:  # the sender's frontier before: the change leads to its after
+            return change.after
         removed, added = change.removed, change.added
         if removed == self.elements:  # everything replaced; ``added`` is a sorted antichain already
-            return Antichain._of(added)
+            return Antichain.trusted(added)
         kept = tuple(element for element in self.elements if element not in removed)
         if not added:  # only removals: what is kept stays in order
-            return Antichain._of(kept)
-        return Antichain._of(tuple(sorted(kept + added, key=tuple)))
+            return Antichain.trusted(kept)
+        return Antichain.trusted(tuple(sorted(kept + added, key=tuple)))
 
     def meet(self, other: Antichain) -> Antichain:
         """The frontier allowing what either allows: the minimal elements of both."""
@@ -280,24 +283,24 @@ class Antichain:
             return other
         elif self.less_equal(other):
             return self
-        return Antichain._of(minimal(mine + theirs))
+        return Antichain.trusted(minimal(mine + theirs))
 
     def join(self, other: Antichain) -> Antichain:
         """The frontier allowing what both allow: the minimal joins of an element of each."""
         if self.elements == other.elements:
             return self
-        return Antichain._of(minimal([mine.join(theirs) for mine in self.elements for theirs in other.elements]))
+        return Antichain.trusted(minimal([mine.join(theirs) for mine in self.elements for theirs in other.elements]))
 
     def extend(self) -> Antichain:
         # Appending a coordinate keeps elements incomparable and in order.
-        return Antichain._of(tuple(element.extend() for element in self.elements))
+        return Antichain.trusted(tuple(element.extend() for element in self.elements))
 
     def truncate(self) -> Antichain:
-        return Antichain._of(minimal([element.truncate() for element in self.elements]))
+        return Antichain.trusted(minimal([element.truncate() for element in self.elements]))
 
     def increment(self) -> Antichain:
         # Incomparable elements differ before their last coordinate, so adding 1 to it keeps them so, in order.
-        return Antichain._of(tuple(element.increment() for element in self.elements))
+        return Antichain.trusted(tuple(element.increment() for element in self.elements))
 
 
 def minimal(versions: Iterable[Version]) -> tuple[Version, ...]:
@@ -321,30 +324,30 @@ def minimal(versions: Iterable[Version]) -> tuple[Version, ...]:
     return tuple(result)
 
 
-def checked_frontier(frontier: Any, what: str, like: Version) -> Antichain:
+def checked_frontier(frontier: Any, what: str, dimension: int) -> Antichain:
     """An Antichain from ``frontier`` (a Version stands for the antichain of just itself).
 
     Raises:
-        FrontierError: ``frontier`` is neither, or its versions' dimension is not ``like``'s.
+        FrontierError: ``frontier`` is neither, or its versions do not have ``dimension`` coordinates.
     """
     if type(frontier) is Version:
-        checked_version(frontier, FrontierError, what, like)
-        return Antichain._of((frontier,))
+        checked_version(frontier, FrontierError, what, dimension)
+        return Antichain.trusted((frontier,))
     if not isinstance(frontier, Antichain):
         raise FrontierError(
             f"{what} must be an Antichain (or a Version), not {frontier!r}; write Antichain([Version((1, 0))])"
         )
     for element in frontier.elements:
-        checked_version(element, FrontierError, what, like)
+        checked_version(element, FrontierError, what, dimension)
     return frontier
 
 
-def as_version(version: Any, like: Version, what: str = "a version from join_function") -> Version:
-    """``version`` as a Version like ``like``: a Version as is, an int or a tuple of ints wrapped.
+def as_version(version: Any, dimension: int, what: str = "a version from join_function") -> Version:
+    """``version`` as a Version with ``dimension`` coordinates: a Version as is, an int or a tuple of ints wrapped.
 
     Raises:
-        VersionError: it is none of these, or its dimension is not ``like``'s (``what`` names it).
+        VersionError: it is none of these, or it has another number of coordinates (``what`` names it).
     """
     if type(version) is not Version:
         version = Version(version)
-    return checked_version(version, VersionError, what, like)
+    return checked_version(version, VersionError, what, dimension)

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from .collection import Collection, Record, hashable
 from .errors import FrontierError, FunctionError, GraphError, RecordError, VersionError
-from .operators import DataMessage, Pending
+from .operators.base import Pending
 from .order import Antichain, Version, as_version
 from .trace import add_multiplicity
 
 if TYPE_CHECKING:
-    from .graph import DifferenceStreamReader, DifferenceStreamWriter, Graph
+    from .graph import DifferenceStreamReader, DifferenceStreamWriter
 
 
 class InputSession:
@@ -57,6 +57,11 @@ class InputSession:
         self.version: Version | None = elements[0] if len(elements) == 1 else None
         self._buffer: dict[Version, dict[Record, int]] = {}
         self._current: dict[Record, int] | None = None
+        writer.status.watch(self._forget_current)
+
+    def _forget_current(self) -> None:
+        """The graph failed: the next change looks at the status, and is refused."""
+        self._current = None
 
     @property
     def name(self) -> str:
@@ -98,7 +103,7 @@ class InputSession:
             VersionError: ``version`` is malformed, or the input's frontier has passed it.
             RecordError: ``diff`` is not an int, or ``record`` is not hashable.
         """
-        version = as_version(version, self._writer.like, "the version of a change")
+        version = as_version(version, self._writer.dimension, "the version of a change")
         if not self.frontier.less_equal_version(version):
             raise VersionError(
                 f"a change to input {self.name!r} at {version}, but its frontier is already {self.frontier}: "
@@ -113,17 +118,17 @@ class InputSession:
             BrokenGraphError: the graph failed earlier.
         """
         writer = self._writer
-        writer._status.check(f"flush input {self.name!r}")
+        writer.status.check(f"flush input {self.name!r}")
         buffer, self._buffer, self._current = self._buffer, {}, None
         versions = buffer.items() if len(buffer) == 1 else sorted(buffer.items(), key=lambda item: tuple(item[0]))
         for version, changes in versions:
             if not changes:
                 continue
-            collection = Collection._trusted(list(changes.items()))
+            collection = Collection.trusted(list(changes.items()))
             # Versions were checked when buffered; the frontier is checked again, as the input's writer
             # (graph.inputs) may have moved it since. send_data says why a version is refused.
             if writer.frontier.less_equal_version(version):
-                writer._send(version, collection)
+                writer.send_trusted(version, collection)
             else:
                 writer.send_data(version, collection)
 
@@ -135,20 +140,22 @@ class InputSession:
             FrontierError: ``version`` is behind the current version.
             BrokenGraphError: the graph failed earlier.
         """
-        self._writer._status.check(f"advance input {self.name!r}")
-        version = as_version(version, self._writer.like, "the version to advance to")
-        if not self.frontier.less_equal_version(version):
+        self._writer.status.check(f"advance input {self.name!r}")
+        version = as_version(version, self._writer.dimension, "the version to advance to")
+        frontier = self.frontier
+        if not frontier.less_equal_version(version):
             raise FrontierError(
-                f"input {self.name!r} cannot go back from {self.frontier} to {version}; advance to a later version"
+                f"input {self.name!r} cannot go back from {frontier} to {version}; advance to a later version"
             )
         self.flush()
-        self._writer._advance(Antichain._of((version,)))  # send_frontier's checks, made just above
+        if frontier.elements != (version,):
+            self._writer.send_frontier_trusted(Antichain.trusted((version,)))  # send_frontier's checks, made above
         self.version = version
 
     def close(self) -> None:
         """Send the buffered changes and promise no more, ever: every version of this input is finished."""
         self.flush()
-        self._writer.send_frontier(Antichain._of(()))
+        self._writer.send_frontier(Antichain.trusted(()))
         self.version = None
 
     def _at(self, version: Version | None) -> dict[Record, int]:
@@ -157,7 +164,7 @@ class InputSession:
                 f"input {self.name!r} has no current version: it is closed, or its frontier {self.frontier} has "
                 f"several elements; use update_at(record, version, diff)"
             )
-        self._writer._status.check(f"change input {self.name!r}")
+        self._writer.status.check(f"change input {self.name!r}")
         changes = self._buffer.get(version)
         if changes is None:
             changes = self._buffer[version] = {}
@@ -207,19 +214,19 @@ class Output:
         self, reader: DifferenceStreamReader, name: str,
         on_version: Callable[[Version, dict[Record, int]], None] | None = None, history: bool = True,
     ) -> None:
-        self._reader = reader
+        self.reader = reader
+        """Its end of the stream it reads (the graph names its location after the output)."""
         self.name = name
         self.history = history
         """Whether it keeps every finished version's change, to answer ``changes`` and ``at`` for any."""
-        self._frontier = reader.frontier
-        self._like = reader._writer.like
-        self._open = Pending(self._like, dict)
+        self._frontier = reader.writer.initial
+        self._dimension = reader.writer.dimension
+        self._open = Pending(None, dict, self._dimension)
         self._changes: dict[Version, dict[Record, int]] = {}
         self._snapshot: dict[Record, int] = {}
         self._unfolded: list[Version] = []
         self._callbacks: list[Callable[[Version, dict[Record, int]], None]] = []
         self._unannounced: list[Version] = []
-        self._graph: Graph | None = None
         if on_version is not None:
             self.on_version(on_version)
 
@@ -229,7 +236,7 @@ class Output:
     @property
     def frontier(self) -> Antichain:
         """The versions this output may still change at: every version it does not allow is finished."""
-        self._read()
+        self.read()
         return self._frontier
 
     def on_version(self, callback: Callable[[Version, dict[Record, int]], None]) -> None:
@@ -248,12 +255,12 @@ class Output:
 
     def finished(self, version: Version | int | tuple[int, ...]) -> bool:
         """Whether ``version`` is finished: the output's frontier has passed it, so it will not change."""
-        return not self.frontier.less_equal_version(as_version(version, self._like, "the version read"))
+        return not self.frontier.less_equal_version(as_version(version, self._dimension, "the version read"))
 
     def versions(self) -> list[Version]:
         """The finished versions at which the output changed, in order."""
         self._check_history()
-        self._read()
+        self.read()
         return sorted(self._changes, key=tuple)
 
     def changes(self, version: Version | int | tuple[int, ...]) -> dict[Record, int]:
@@ -282,7 +289,7 @@ class Output:
     def snapshot(self) -> dict[Record, int]:
         """The sum of the changes at every finished version: with one coordinate, the collection as of the
         last finished version."""
-        self._read()
+        self.read()
         self._fold()
         return dict(self._snapshot)
 
@@ -303,51 +310,61 @@ class Output:
 
     def _finished(self, version: Any) -> Version:
         self._check_history()
-        version = as_version(version, self._like, "the version read")
-        self._read()
+        version = as_version(version, self._dimension, "the version read")
+        self.read()
         if self._frontier.less_equal_version(version):
-            graph = self._graph
-            behind = graph.behind(version) if graph is not None else []
-            holding = ", ".join(f"input {writer.name!r} (frontier {writer.frontier})" for writer in behind)
-            if graph is not None and graph.failure is not None:
-                advice = f"the graph failed earlier ({graph.failure}), so it never will; build the graph again"
-            elif holding:
-                advice = f"{holding} still allows it: advance it past {version}, then graph.run()"
-            else:
-                advice = "run the graph (graph.run()) until it is"
             raise VersionError(
                 f"output {self.name!r} has not finished version {version} (its frontier is {self._frontier}), "
-                f"so it may still change: {advice}"
+                f"so it may still change: {self._holding(version)}"
             )
         return version
 
-    def _read(self) -> None:
-        """Take in the queued messages: changes by version, and the frontier, finishing versions it passes."""
-        moved = False
-        for message in self._reader.drain():
-            if type(message) is DataMessage:
-                changes = self._open.at(message.version)
-                get = changes.get
-                for record, multiplicity in message.collection._updates:
-                    total = get(record, 0) + multiplicity  # add_multiplicity, inlined: once per record
-                    if total:
-                        changes[record] = total
-                    else:
-                        changes.pop(record, None)
-            else:
-                self._frontier = self._frontier.apply(message)
-                moved = True
-        if moved:
-            for version, changes in self._open.pop_finished(self._frontier):
-                if changes:
-                    self._changes[version] = changes
-                    self._unfolded.append(version)
-                    if self._callbacks:
-                        self._unannounced.append(version)
-            if not self.history:
-                self._fold()
-                announcing = set(self._unannounced)
-                self._changes = {version: self._changes[version] for version in self._changes if version in announcing}
+    def _holding(self, version: Version) -> str:
+        """What to do so that ``version`` finishes here: advance the inputs upstream of this output that hold
+        it open, or run the graph, or (failed) nothing."""
+        failure = self.reader.status.failure
+        if failure is not None:
+            return f"the graph failed earlier ({failure}), so it never will; build the graph again"
+        progress = self.reader.progress
+        inputs = [
+            f"input {progress.input_name(location)!r} (frontier {held})"
+            for location, held in progress.holding(self.reader.location, version)
+            if progress.input_name(location) is not None
+        ]
+        if inputs:
+            return f"{', '.join(inputs)} still allows it: advance it past {version}, then graph.run()"
+        return "run the graph (graph.run()) until it is"
+
+    def read(self) -> None:
+        """Take in the queued changes, by version, and finish the versions the frontier has passed (the graph
+        calls it after every step). Once the graph has failed the frontier stays where it was: the version
+        being worked on never finishes."""
+        queue = self.reader.queue
+        while queue:
+            message = queue.popleft()
+            changes = self._open.at(message.version)
+            get = changes.get
+            for record, multiplicity in message.collection.updates:
+                total = get(record, 0) + multiplicity  # add_multiplicity, inlined: once per record
+                if total:
+                    changes[record] = total
+                else:
+                    changes.pop(record, None)
+        if self.reader.status.failure is None:
+            frontier = self.reader.frontier
+            if frontier is not self._frontier:
+                self._frontier = frontier
+                for version, changes in self._open.pop_finished(frontier):
+                    if changes:
+                        self._changes[version] = changes
+                        self._unfolded.append(version)
+                        if self._callbacks:
+                            self._unannounced.append(version)
+                if not self.history:
+                    self._fold()
+                    announcing = set(self._unannounced)
+                    self._changes = {version: self._changes[version] for version in self._changes
+                                     if version in announcing}
         self._announce()
 
     def _announce(self) -> None:

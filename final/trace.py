@@ -56,8 +56,9 @@ class Index:
         return index
 
     @classmethod
-    def of_checked(cls, version: Version, updates: list[Update]) -> Index:
-        """Index ``((key, value), multiplicity)`` updates already checked to be pairs (``checked_pairs``)."""
+    def trusted(cls, version: Version, updates: list[Update]) -> Index:
+        """Index ``((key, value), multiplicity)`` updates already checked to be pairs (``checked_pairs``), built
+        without checks."""
         index = cls()
         index._add_all(version, updates)
         return index
@@ -77,6 +78,10 @@ class Index:
         """A copy of ``key``'s entries: version -> ``{value: multiplicity}`` (empty if it has none)."""
         return {version: dict(values) for version, values in self._values.get(key, {}).items()}
 
+    def entries(self, key: Key) -> dict[Version, dict[Value, Multiplicity]]:
+        """``key``'s entries themselves, not a copy (empty if it has none): for operators to read, never change."""
+        return self._values.get(key, _NO_ENTRIES)
+
     def size(self) -> int:
         """How many ``(key, version, value)`` entries it holds: a measure of its memory."""
         return sum(len(values) for versions in self._values.values() for values in versions.values())
@@ -91,8 +96,9 @@ class Index:
         checked_pairs(collection._updates, operator)
         self._add_all(version, collection._updates)
 
-    def add_checked(self, version: Version, updates: list[Update]) -> None:
-        """``add_collection`` for updates already checked to be pairs of hashables (``checked_pairs``)."""
+    def add_trusted(self, version: Version, updates: list[Update]) -> None:
+        """``add_collection`` for updates already checked to be pairs of hashables (``checked_pairs``), without
+        checks."""
         self._add_all(version, updates)
 
     def add_value(self, key: Key, version: Version, value: tuple[Value, Multiplicity]) -> None:
@@ -271,6 +277,10 @@ class Index:
         # A fresh set, not clear(): the old one's table is sized for every key ever dirty at once.
         self._dirty = set()
         return emptied
+
+
+_NO_ENTRIES: dict = {}
+"""What ``entries`` returns for a key the index does not hold; nothing ever adds to it."""
 
 
 def _drop(values: dict, key: Key, versions: dict, version: Version, at: dict, value: Value) -> None:

@@ -23,8 +23,13 @@ SCOPE_COLORS = ("white", "#f2f2f2", "#e0e0e0", "#cfcfcf")
 
 
 def _label(operator: Any) -> str:
-    """An operator's name and number, then the linear operators fused into it, one per line (dot's ``\\n``)."""
-    lines = [f"{operator.name} #{operator.number}", *(f"+ {name}" for name in operator.fused_names)]
+    """An operator's name and number, with the linear operators fused into it one per line (dot's ``\\n``):
+    those fused in front of its inputs above it (``map +``), those after its output below (``+ map``)."""
+    lines = [
+        *(f"{name} +" for reader in operator.inputs for name in reader.fused),
+        f"{operator.name} #{operator.number}",
+        *(f"+ {name}" for name in operator.output.fused),
+    ]
     return "\\n".join(_quoted(line) for line in lines)
 
 

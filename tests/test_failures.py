@@ -1,13 +1,14 @@
 """final's failure contract: nothing a mistake does leaves a graph that answers wrongly.
 
-The contract (README, "Errors"): a difference an operator cannot take is
-refused before it changes anything, and the graph stays usable; any other
-error while stepping — a function you gave an operator raised, it returned
+The contract (README, "Errors"): a call that gives the graph something
+malformed (a record that cannot be hashed, a version the frontier has
+passed) is refused, and changes nothing. Any error while stepping — a record
+an operator cannot take, a function you gave an operator raised or returned
 something malformed, a loop found no fixed point — reaches the caller naming
 the operator and the version (a user's exception chained inside a
 ``FunctionError``), and the graph is broken: every further call that would
 run it or feed it raises ``BrokenGraphError``, while its outputs still answer
-for the versions they finished, which are right.
+for the versions they finished, which are right and agree with each other.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def test_a_map_fused_after_count_that_raises_names_both_and_leaves_no_wrong_coun
     graph.run()
     session.insert("x")
     session.advance_to(2)
-    with pytest.raises(FunctionError, match=r"count \+ map #1 failed at version Version\(1\) on the record "
+    with pytest.raises(FunctionError, match=r"map \+ count \+ map #0 failed at version Version\(1\) on the record "
                                             r"\('x', 2\): your function raised KeyError"):
         graph.run()
     assert output.at(0) == {("x", 1): 1}
@@ -106,18 +107,45 @@ def test_after_an_iteration_error_the_graph_refuses_instead_of_spinning() -> Non
     assert_broken([session], graph)
 
 
-def test_a_refused_difference_leaves_the_graph_usable() -> None:
-    """A record that is not a pair reaching a reduce is refused before the reduce changes anything."""
+def test_a_record_an_operator_cannot_take_breaks_the_graph() -> None:
+    """A record that is not a pair reaching a count breaks the graph: nothing of its version finishes."""
     (session,), output, graph = build(lambda c: c.count())
-    session.insert("not a pair")
-    session.advance_to(1)
-    with pytest.raises(RecordError, match=r"count #0 refused the difference at Version\(0\), which had no effect: "
-                                          r"reduce needs \(key, value\) pairs, but got the record 'not a pair'"):
-        graph.run()
     session.insert(("k", 1))
-    session.advance_to(2)
+    session.advance_to(1)
     graph.run()
-    assert output.at(1) == {("k", 1): 1}
+    session.insert("not a pair")
+    session.insert(("k", 2))
+    session.advance_to(2)
+    with pytest.raises(RecordError, match=r"count #0, at version Version\(1\): reduce needs \(key, value\) pairs, but "
+                                          r"got the record 'not a pair'"):
+        graph.run()
+    assert output.at(0) == {("k", 1): 1}
+    assert not output.finished(1)
+    assert_broken([session], graph)
+
+
+def test_two_outputs_of_one_input_never_disagree_at_a_finished_version() -> None:
+    """Issue 20's case: a bad record beside a good one at a keyed operator. Neither output finishes the
+    version, so none shows (1, 4) while the other does not; the version never finishes."""
+    builder = GraphBuilder(0)
+    a, session = builder.new_session("a")
+    ident, counts = a.output("i"), a.count().output("c")
+    graph = builder.finalize()
+    session.insert((1, 2))
+    session.advance_to(1)
+    graph.run()
+    session.insert(5)
+    session.insert((1, 4))
+    session.advance_to(2)
+    with pytest.raises(RecordError, match=r"count #0.*got the record 5"):
+        graph.run()
+    with pytest.raises(BrokenGraphError):
+        graph.run()
+    for output in (ident, counts):
+        assert output.finished(0) and not output.finished(1)
+        with pytest.raises(final.VersionError, match=r"failed earlier \(RecordError in count #0\), so it never will"):
+            output.at(1)
+    assert ident.at(0) == {(1, 2): 1} and counts.at(0) == {(1, 1): 1}
 
 
 @pytest.mark.parametrize(

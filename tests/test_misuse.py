@@ -112,14 +112,23 @@ def test_input_misuse_is_refused_and_the_graph_stays_usable(stage: str) -> None:
 
 
 @pytest.mark.since("v3")
-def test_bad_records_inside_the_graph_leave_it_usable(stage: str) -> None:
-    """A join fed a non-pair raises; the operator's state is untouched and later data joins correctly."""
+def test_bad_records_inside_the_graph_are_named(stage: str) -> None:
+    """A join fed a non-pair raises, naming it. In v3..v5 the join's state is untouched and later data joins
+    correctly; final breaks the graph instead (its failure contract, README "Errors"), so that no version
+    finishes with part of its data applied: version 0 never finishes."""
     module = stage_module(stage)
     V, C = module.Version, module.Collection
     (write_a, write_b), reader, graph = build_graph(module, lambda a, b: a.join(b), 2)
     write_a.send_data(V(0), C([("not a pair", 1)]))
     with pytest.raises(module.RecordError, match="join needs \\(key, value\\) pairs, but got the record 'not a pair'"):
         graph.step()
+    if stage == "final":
+        with pytest.raises(module.BrokenGraphError, match="failed earlier"):
+            write_a.send_data(V(0), C([(("k", 1), 1)]))
+        with pytest.raises(module.BrokenGraphError):
+            graph.step()
+        assert reader.probe_frontier_less_than(V(1))
+        return
     write_a.send_data(V(0), C([(("k", 1), 1)]))
     write_b.send_data(V(0), C([(("k", 2), 1)]))
     for writer in (write_a, write_b):

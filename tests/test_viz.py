@@ -19,7 +19,7 @@ def test_dot_shows_every_operator_and_nests_loops(stage: str) -> None:
     dot = graph.to_dot()
     assert dot.count("subgraph cluster_") == 2  # two loops, one after the other
     for operator in graph.operators:
-        assert f'label="{operator.name} #{operator.number}' in dot
+        assert f"{operator.name} #{operator.number}" in dot
     names = {operator.name for operator in graph.operators}
     assert {"ingress", "feedback", "egress", "join", "distinct", "threshold", "concat", "enter"} <= names
     # The maps after the loop's join and distinct are fused into them (000, "Fusing logic"), and say so.

@@ -1,43 +1,59 @@
-"""The operator families of the engine, one module each."""
+"""The operator families of the engine: one module each, its operators beside the stream methods that add them.
 
-from .base import (
-    BinaryOperator,
-    DataMessage,
-    FrontierMessage,
-    Holding,
-    Logic,
-    Operator,
-    Pending,
-    Refusal,
-    UnaryOperator,
+A family is a module here holding its operator classes and a ``...Methods``
+class with the stream methods that build them; ``FAMILIES`` lists those
+classes, and a stream (``final.stream.DifferenceStreamBuilder``) has every
+method of every family. A new family is one module and one line in
+``FAMILIES``. What a family may use of the engine, the internal protocol,
+is written down in ``base``.
+"""
+
+from .aggregate import AggregateMethods
+from .base import Logic, Operator, Pending, StreamMethods
+from .delta_join import Constraint, DeltaJoin, DeltaJoinMethods
+from .iterate import Egress, Enter, Feedback, Ingress, IterateMethods
+from .join import Arrange, HalfJoin, Join, JoinMethods
+from .linear import Concat, Debug, LinearMethods, LinearUnaryOperator
+from .reduce import Consolidate, CountInPlace, InPlace, Reduce, ReduceMethods, SumInPlace, ThresholdInPlace
+
+FAMILIES: tuple[type[StreamMethods], ...] = (
+    LinearMethods,
+    ReduceMethods,
+    AggregateMethods,
+    JoinMethods,
+    DeltaJoinMethods,
+    IterateMethods,
 )
-from .iterate import Egress, Enter, Feedback, Ingress
-from .join import Arrange, Constraint, DeltaJoin, HalfJoin, Join
-from .linear import Concat, Debug, LinearUnaryOperator
-from .reduce import Consolidate, Reduce
+"""Every family's stream methods, in the order ``help(stream)`` lists them."""
 
 __all__ = [
+    "FAMILIES",
+    "AggregateMethods",
     "Arrange",
-    "BinaryOperator",
     "Concat",
     "Consolidate",
-    "DataMessage",
     "Constraint",
+    "CountInPlace",
     "Debug",
     "DeltaJoin",
+    "DeltaJoinMethods",
     "Egress",
     "Enter",
     "Feedback",
-    "FrontierMessage",
     "HalfJoin",
-    "Holding",
+    "InPlace",
     "Ingress",
+    "IterateMethods",
     "Join",
+    "JoinMethods",
+    "LinearMethods",
     "LinearUnaryOperator",
     "Logic",
     "Operator",
     "Pending",
     "Reduce",
-    "Refusal",
-    "UnaryOperator",
+    "ReduceMethods",
+    "StreamMethods",
+    "SumInPlace",
+    "ThresholdInPlace",
 ]

@@ -1,31 +1,52 @@
-"""The operator base classes and the messages on the edges between operators.
+"""The operator base class, and the internal protocol every operator family keeps.
 
-An operator reads messages from its input edges and writes to its one output
-edge, keeping whatever state it needs between calls. A message is a
-difference collection at a version, or a frontier: the sender's promise that
-the versions it has passed are finished. ``Operator`` owns reading,
-dispatching and frontiers (the output frontier follows from the meet of the
-input frontiers); a leaf operator says only what data becomes, and what to do
-when versions finish.
-Source: document 002, "v2" to "v5/vFinal". Rust DD's
-operators are timely dataflow operators; frontier messages stand in for
-timely's progress tracking.
+An operator takes difference collections from its inputs and sends
+difference collections from its one output, keeping whatever state it needs
+between calls. ``Operator.run`` owns taking messages, applying logic fused
+in front, checking records, failures, and learning from the progress
+tracker when versions finish; a leaf operator says only what data becomes
+(``on_data``), and what to do when versions finish (``on_frontier``).
+Source: document 002, "v2" to "v5/vFinal"; Rust DD's operators are timely
+dataflow operators.
+
+The internal protocol: what an operator family (a module of
+``final.operators``) may use, and nothing else of the engine.
+
+- Building, in a family's stream methods (``final.stream``):
+  ``stream.add_operator(make, name, others=(), scope=None, output=None)``
+  wires an operator ``make(readers, writer)`` reading this stream and
+  ``others`` and returns its output stream; ``stream.scope``,
+  ``stream.builder``, ``stream.arrangement`` and
+  ``stream.with_arrangement(arrangement)``; ``checked_function``,
+  ``checked_stream``.
+- Sending: ``Operator.send(version, updates)`` and ``forward(version,
+  collection)``; under them ``writer.send_trusted(version, collection)``.
+  Operators send only at versions ``>=`` what caused them: the message being
+  handled, or a version held in ``pending``.
+- Holding versions back: ``Pending`` (``self.pending``), which holds a
+  capability for every version it keeps, and releases those
+  ``pop_finished`` took once ``on_frontier`` has sent them.
+- Reading: ``reader.queue`` (``Operator.run`` takes from it), ``collection.updates``,
+  ``Collection.trusted(updates)``, ``Version.trusted``, ``Antichain.trusted``,
+  ``Index.trusted`` and ``Index.add_trusted``, for what the engine built
+  itself and so needs no checks ("trusted" always means that);
+  ``self.progress.frontier(location)`` for another frontier than the one
+  ``on_frontier`` is given.
+- Failing: raise; ``Operator.run`` reports it (``_fail``), and the graph is broken.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from ..collection import Collection, Update, checked_pairs
-from ..errors import DataflowError, FunctionError
+from ..errors import DataflowError, FunctionError, GraphError
 from ..order import Antichain, Version
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamReader, DifferenceStreamWriter
-    from .linear import LinearUnaryOperator
 
 
 Logic = Callable[[Version, list[Update]], Iterable[tuple[Version, list[Update]]]]
@@ -38,198 +59,180 @@ move updates to the lattice join of their version and one the logic names.
 A logic must not mutate the list it is given: other readers share it."""
 
 
-class DataMessage:
-    """A difference collection at a version. Never mutated once sent: readers share it."""
+def apply_logic(logic: Logic, version: Version, updates: list[Update], owner: Any) -> list:
+    """``logic`` on ``updates`` at ``version``, all of it, before anything is sent.
 
-    __slots__ = ("collection", "version")
+    Raises:
+        FunctionError: a user's function in ``logic`` raised; the message
+            names ``owner.label`` (the operator, or the input, it is fused
+            into) and the first record it raises on.
+    """
+    try:
+        return list(logic(version, updates))
+    except DataflowError:
+        raise
+    except Exception as error:
+        culprit = ""
+        for update in updates:  # a linear logic works update by update: find the one it fails on
+            try:
+                list(logic(version, [update]))
+            except Exception:  # any exception marks the culprit
+                culprit = f" on the record {update[0]!r}"
+                break
+        label = owner.label
+        failure = FunctionError(
+            f"{label} failed at version {version}{culprit}: your function raised {type(error).__name__}: {error}"
+        )
+        failure.operator = label
+        raise failure from error
 
-    def __init__(self, version: Version, collection: Collection) -> None:
-        self.version = version
-        self.collection = collection
 
-    def __repr__(self) -> str:
-        return f"DataMessage({self.version!r}, {self.collection!r})"
+def followed_by(first: Logic, then: Logic) -> Logic:
+    """The logic applying ``first``, then ``then`` to what it produced."""
+
+    def logic(version: Version, updates: list[Update]) -> Iterable[tuple[Version, list[Update]]]:
+        for middle_version, middle in first(version, updates):
+            yield from then(middle_version, middle)
+
+    return logic
 
 
-class FrontierMessage:
-    """A frontier change: the sender's frontier lost the versions ``removed`` and gained ``added``.
+class StreamMethods:
+    """The base of every family's stream methods: what ``final.stream.DifferenceStreamBuilder`` gives them.
 
-    Frontiers travel as changes (002's closing list: a frontier moving from
-    ``[(1, 10), (2, 8), ...]`` to ``[(1, 10), (2, 9), ...]`` is sent as 'replace
-    (2, 8) with (2, 9)'). A reader applies each change, in order, to the
-    frontier it last knew: ``frontier.apply(message)``.
-
-    Inside one process the message also carries the two antichains, before
-    and after: a reader that applied every earlier change holds the sender's
-    frontier from before, so the change takes it to ``_after``, which it
-    takes as it is (``Antichain.apply``) rather than working it out again;
-    ``removed`` and ``added`` are worked out when they are first read.
+    A family (``LinearMethods``, ``JoinMethods``, ...) adds its operators to
+    a graph through ``add_operator`` and reads the stream's ``builder``,
+    ``writer``, ``scope`` and ``arrangement`` (the module docstring has the
+    whole protocol).
     """
 
-    __slots__ = ("_after", "_before", "_changes")
+    builder: Any
+    writer: DifferenceStreamWriter
+    scope: Any
+    arrangement: Any = None
+    """The shared ``Arrangement`` of the stream's contents, for a stream ``arrange()`` made; else None."""
 
-    def __init__(self, before: Antichain, after: Antichain) -> None:
-        self._before = before
-        self._after = after
-        self._changes: tuple[tuple[Version, ...], tuple[Version, ...]] | None = None
-
-    @property
-    def removed(self) -> tuple[Version, ...]:
-        """The elements of the old frontier that the new one lacks."""
-        return self._change()[0]
-
-    @property
-    def added(self) -> tuple[Version, ...]:
-        """The elements of the new frontier that the old one lacked."""
-        return self._change()[1]
-
-    def _change(self) -> tuple[tuple[Version, ...], tuple[Version, ...]]:
-        if self._changes is None:
-            self._changes = self._before.changes_to(self._after)
-        return self._changes
-
-    def __repr__(self) -> str:
-        return f"FrontierMessage({_plain(self._before)} -> {_plain(self._after)})"
+    def add_operator(
+        self, make: Callable[[list[DifferenceStreamReader], DifferenceStreamWriter], Operator], name: str,
+        others: Iterable[StreamMethods] = (), scope: Any = None, output: DifferenceStreamWriter | None = None,
+    ) -> Any:
+        """Wire ``make(readers, writer)`` reading this stream and ``others``; its output stream."""
+        raise NotImplementedError
 
 
-def _plain(frontier: Antichain) -> str:
-    """A frontier as a reader writes it: ``{3}``, ``{(0, 1), (1, 0)}``, or ``{}`` when everything is finished."""
-    return "{" + ", ".join(str(v[0]) if len(v) == 1 else str(tuple(v)) for v in frontier.elements) + "}"
+def checked_stream(stream: Any, operator: str) -> Any:
+    """``stream`` if it is a stream, else a GraphError saying ``operator`` takes one."""
+    if not isinstance(stream, StreamMethods):
+        raise GraphError(f"{operator} takes a stream, not {type(stream).__name__}: {stream!r}")
+    return stream
 
 
-class Refusal(Exception):
-    """An operator refused a difference before changing anything: ``error`` says why.
-
-    Raised out of ``Operator.run`` so the graph can tell it from a failure:
-    after a refusal it stays usable (``graph.Graph.step``).
-    """
-
-    def __init__(self, error: DataflowError) -> None:
-        super().__init__(str(error))
-        self.error = error
+def checked_function(f: Any, operator: str) -> None:
+    """Raise a GraphError unless ``f`` can be called."""
+    if not callable(f):
+        raise GraphError(f"{operator} takes a function, not {f!r}; e.g. {operator.split()[0]}(lambda record: ...)")
 
 
 class Operator:
     """A vertex with input readers and one output writer.
 
-    Failures. A difference an operator cannot take (``needs_pairs``: a record
-    that is not a ``(key, value)`` pair of hashables) is refused before the
-    operator changes anything, so the graph stays usable (``Refusal``). Any
-    other exception while handling a message, from the engine or from a
-    function the user gave, leaves the operator in an unknown state: it
-    reaches the caller as a ``DataflowError`` naming the operator and the
-    version (a user's exception chained in a ``FunctionError``), and the graph
-    refuses to run again (``graph.Graph.step``).
+    ``step`` is what the operator does to versions from any input to its
+    output, for the progress tracker: ``identity`` (an operator sends at the
+    versions, or later, of the data that caused it), or ``extend``,
+    ``truncate`` and ``increment`` for a loop's operators.
 
-    Invariant: the output frontier is ``output_frontier`` of the meet of the
-    input frontiers, and data at a version is sent before the output frontier
-    passes that version.
+    Failures: anything raised while handling a message or finishing versions,
+    from the engine or from a function the user gave, reaches the caller as
+    a ``DataflowError`` naming the operator and the version (a user's
+    exception chained in a ``FunctionError``), and the graph refuses to run
+    again (``graph.Graph.step``): the operator may hold part of that work. A
+    record of the wrong shape (``needs_pairs``) is one of these.
+
+    Invariant: the operator sends only at versions covered by a pointstamp
+    of its own (see the module docstring); ``input_frontier`` is the
+    frontier of its inputs it last acted on.
     """
 
-    needs_pairs = False
-    """Whether every record arriving must be a ``(key, value)`` pair of hashables (joins, reductions)."""
+    needs_pairs = ""
+    """The family named when a record arriving is not a ``(key, value)`` pair of hashables (``join``,
+    ``reduce``); empty for operators that take any record."""
+    step = "identity"
+    """What the operator does to versions, from input to output (``final.progress.STEPS``)."""
 
     def __init__(self, inputs: list[DifferenceStreamReader], output: DifferenceStreamWriter) -> None:
         self.inputs = inputs
         self.output = output
+        self.progress = output.progress
         self.name = type(self).__name__.lower()
         """What the user called to make this operator (``count``, ``join``, ...), set by the builder."""
         self.number = 0
         """Its position in the finished graph's topological order, set by ``finalize``."""
-        self.fused_names: list[str] = []
-        """The names of the linear operators fused into this one's output, in order."""
-        self._queues: list[deque] = [reader._queue for reader in inputs]
-        # The graph is not running yet: each input is at the frontier its edge starts at.
-        self._input_frontiers = [reader.frontier for reader in inputs]
-        self._frontier = self._meet_of_inputs()
-        self._then: Logic | None = None
-        """The logic of the linear operators fused into this one's output, applied to all it sends."""
-        self.absorbed = 0
-        """How many linear operators were fused into this one's output."""
+        self.pending: Pending | None = None
+        """What it keeps back until versions finish, if anything (set by operators that do)."""
+        # The graph is not running yet: every input is where its edges start.
+        self.input_frontier = output.initial
+        if len(inputs) == 1:
+            self.watched = inputs[0].location
+        else:  # a location of its own that every input leads to: its frontier is their meet
+            self.watched = self.progress.add_location(output.dimension, "inputs")
+            for reader in inputs:
+                self.progress.connect(reader.location, self.watched)
 
     def run(self, budget: int | None = None) -> int:
-        """Consume queued messages, at most ``budget`` of them (all, if None); return how many.
+        """Handle queued messages, at most ``budget`` of them (all, if None), then act on the frontier; return
+        how many messages it handled.
 
         Messages past the budget stay queued for the next run, in order, so an
         operator's work per step is bounded and no operator holds up the
         others for long (002's closing list: 'Operators are more careful to
-        yield in a bounded amount of time'). A message leaves its queue just
-        before it is handled, so if handling it raises, the ones behind it are
-        still queued.
+        yield in a bounded amount of time'). A message counts at its input
+        until it has been handled.
         """
         handled = 0
-        for side, queue in enumerate(self._queues):
-            while queue:
+        update = self.progress.update
+        for side, reader in enumerate(self.inputs):
+            queue = reader.queue
+            while queue and handled != budget:
                 message = queue.popleft()
                 handled += 1
-                if type(message) is DataMessage:
-                    if self.needs_pairs:
-                        self._check_pairs(message)
-                    try:
-                        self.on_data(side, message.version, message.collection)
-                    except Exception as error:
-                        self._fail(error, f"at version {message.version}")
+                version = message.version
+                if reader.logic is None:
+                    self._take(side, version, message.collection)
                 else:
-                    # Frontier changes queued one after another make one: the operator moves once, to the last.
-                    while queue and type(queue[0]) is FrontierMessage and handled != budget:
-                        message = FrontierMessage(message._before, queue.popleft()._after)
-                        handled += 1
-                    try:
-                        self._on_input_frontier(side, message)
-                    except Exception as error:
-                        self._fail(error, f"finishing the versions before {_plain(message._after)}")
-                if handled == budget:
-                    return handled
+                    for output_version, updates in apply_logic(reader.logic, version, message.collection.updates, self):
+                        if updates:
+                            self._take(side, output_version, Collection.trusted(updates))
+                update(reader.location, version, -1)
+        if self.waits():
+            frontier = self.progress.frontier(self.watched)
+            if frontier is not self.input_frontier:
+                self.input_frontier = frontier
+                try:
+                    self.on_frontier(frontier)
+                except Exception as error:
+                    self._fail(error, f"finishing the versions before {plain(frontier)}")
+                if self.pending is not None:
+                    self.pending.release()
         return handled
 
-    @property
-    def kind(self) -> str:
-        """The family of operator it is (``reduce`` for ``count`` and ``distinct`` too, ``join``, ...).
-
-        The class's name in lower case; a subclass may name its family with a class attribute instead.
-        """
-        return type(self).__name__.lower()
+    def _take(self, side: int, version: Version, collection: Collection) -> None:
+        if self.needs_pairs:
+            try:
+                checked_pairs(collection.updates, self.needs_pairs)
+            except DataflowError as error:
+                self._fail(error, f"at version {version}")
+        try:
+            self.on_data(side, version, collection)
+        except Exception as error:
+            self._fail(error, f"at version {version}")
 
     @property
     def label(self) -> str:
-        """How messages and diagrams name this operator: its name and number, and what was fused into it."""
-        fused = "".join(f" + {name}" for name in self.fused_names)
-        return f"{self.name}{fused} #{self.number}"
-
-    def applied(self, logic: Logic, version: Version, updates: list[Update]) -> list:
-        """``logic`` on ``updates`` at ``version``, all of it, before anything is sent.
-
-        Raises:
-            FunctionError: a user's function in ``logic`` raised; the message
-                names this operator and the first record it raises on.
-        """
-        try:
-            return list(logic(version, updates))
-        except DataflowError:
-            raise
-        except Exception as error:
-            culprit = ""
-            for update in updates:  # a linear logic works update by update: find the one it fails on
-                try:
-                    list(logic(version, [update]))
-                except Exception:  # any exception marks the culprit
-                    culprit = f" on the record {update[0]!r}"
-                    break
-            failure = FunctionError(
-                f"{self.label} failed at version {version}{culprit}: your function raised "
-                f"{type(error).__name__}: {error}"
-            )
-            failure.operator = self.label
-            raise failure from error
-
-    def _check_pairs(self, message: DataMessage) -> None:
-        """Refuse ``message`` unless its records are ``(key, value)`` pairs of hashables; nothing changes."""
-        try:
-            checked_pairs(message.collection._updates, self.kind)
-        except DataflowError as error:
-            raise Refusal(type(error)(
-                f"{self.label} refused the difference at {message.version}, which had no effect: {error}"
-            )) from None
+        """How messages and diagrams name this operator: its name and number, with the linear operators fused
+        in front of it and after it, in the order data meets them."""
+        before = "".join(f"{name} + " for reader in self.inputs for name in reader.fused)
+        after = "".join(f" + {name}" for name in self.output.fused)
+        return f"{before}{self.name}{after} #{self.number}"
 
     def _fail(self, error: Exception, where: str) -> None:
         """Raise ``error`` as a failure of this operator: a ``FunctionError`` if it came from a user's function.
@@ -248,47 +251,16 @@ class Operator:
         failure.operator = self.label
         raise failure from error
 
-    def _meet_of_inputs(self) -> Antichain:
-        frontier = self._input_frontiers[0]
-        for input_frontier in self._input_frontiers[1:]:
-            frontier = frontier.meet(input_frontier)
-        return frontier
-
-    def _on_input_frontier(self, side: int, change: FrontierMessage) -> None:
-        frontiers = self._input_frontiers
-        frontier = frontiers[side] = frontiers[side].apply(change)
-        if len(frontiers) > 1:
-            frontier = self._meet_of_inputs()
-            if frontier.elements == self._frontier.elements:
-                return
-        previous, self._frontier = self._frontier, frontier
-        self.on_frontier(frontier)
-        output = self.output_frontier(frontier)
-        if output is frontier and len(frontiers) == 1 and self.output.frontier.elements == previous.elements:
-            # The output frontier was the input's and is again: the same change makes it, so pass it on.
-            self.output._forward(change, frontier)
-        else:
-            self.output._advance(output)
+    def waits(self) -> bool:
+        """Whether it has something to do when versions finish: by default, whether it keeps data back."""
+        return self.pending is not None and bool(self.pending)
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         """Handle a difference collection arriving on input ``side`` at ``version``."""
         raise NotImplementedError
 
     def on_frontier(self, frontier: Antichain) -> None:
-        """The input frontiers have advanced to ``frontier``: versions before it are finished."""
-
-    def output_frontier(self, frontier: Antichain) -> Antichain:
-        """The output frontier when the inputs' is ``frontier``: the same, unless versions change shape."""
-        return frontier
-
-    def holds(self) -> Iterable[Version]:
-        """Versions at which this operator keeps data it has not sent yet; it will send it there or later.
-
-        Empty for operators that send as soon as data arrives. A loop's
-        ``Feedback`` reads them to know when nothing inside the loop can change
-        any more (``operators.iterate.Feedback``).
-        """
-        return ()
+        """The input frontier has moved to ``frontier``: versions it does not allow are finished."""
 
     def state_size(self) -> int:
         """How many entries (records at versions, kept versions) this operator holds: a measure of its memory.
@@ -296,49 +268,33 @@ class Operator:
         What a state test watches: it must follow the live data and the
         versions still open, not every version ever seen.
         """
-        return 0
+        return self.pending.size() if self.pending is not None else 0
 
     def send(self, version: Version, updates: list[Update]) -> None:
-        """Send ``updates`` at ``version`` (through the fused logic, if any) unless there are none.
-
-        The fused logic runs on all of ``updates`` before anything is sent.
-        """
-        if self._then is None:
-            if updates:
-                self.output._send(version, Collection._trusted(updates))
-            return
-        for output_version, output in self.applied(self._then, version, updates):
-            if output:
-                self.output._send(output_version, Collection._trusted(output))
+        """Send ``updates`` at ``version`` unless there are none."""
+        if updates:
+            self.output.send_trusted(version, Collection.trusted(updates))
 
     def forward(self, version: Version, collection: Collection) -> None:
-        """Send on a collection that arrived here, through the fused logic if any; without, the very same
-        collection goes on (messages are shared, never copied or changed)."""
-        if self._then is None:
-            self.output._send(version, collection)
-        else:
-            self.send(version, collection._updates)
+        """Send on a collection that arrived here: the very same one goes on (messages are shared, never
+        copied or changed)."""
+        self.output.send_trusted(version, collection)
 
-    def absorb(self, following: LinearUnaryOperator) -> None:
-        """Take over ``following``, a linear operator that alone reads this one's output: same results.
 
-        000, "Fusing logic": a linear operator's logic can be applied to what
-        another operator sends, as Materialize fuses maps and filters into
-        joins, so the stream between them is never built and one operator
-        less handles every message and frontier. Versions only move forward
-        through linear logic, so the output frontier is unchanged.
-        """
-        logic = following._logic
-        if self._then is not None:
-            logic = _followed_by(self._then, logic)
-        self._then = logic
-        self.output = following.output
-        self.absorbed += 1 + following.absorbed
-        self.fused_names += [following.name, *following.fused_names]
+def plain(frontier: Antichain) -> str:
+    """A frontier as messages write it: ``{3}``, ``{(0, 1), (1, 0)}``, or ``{}`` when everything is finished."""
+    return "{" + ", ".join(str(v[0]) if len(v) == 1 else str(tuple(v)) for v in frontier.elements) + "}"
 
 
 class Pending:
-    """What an operator keeps back, by the version it waits for, and which versions the frontier has finished.
+    """What an operator keeps back, by version, each version a capability at the operator's output.
+
+    A version kept here is one the operator will still send at (or, for a
+    loop's feedback, one iteration on: ``capability``), so the progress
+    tracker counts a pointstamp there for as long as it is kept: no frontier
+    downstream passes it too early. ``pop_finished`` takes the versions the
+    frontier has passed; ``release`` drops their pointstamps once the
+    operator has sent what they held (``Operator.run`` calls it).
 
     In a total order (one coordinate) the finished versions are the least
     ones, so they come off the top of a min-heap, each in ``O(log n)``: a long
@@ -346,25 +302,42 @@ class Pending:
     nothing per frontier until they come due. With partially ordered versions
     every pending version is checked against the frontier.
 
-    Invariant: ``_entries`` maps each pending version to what is kept for it;
-    in a total order ``_heap`` holds ``(coordinate, version)`` for each of them.
+    Invariant: ``_entries`` maps each pending version to what is kept for it,
+    and the tracker counts one pointstamp for each (at ``capability(version)``)
+    or for each version popped and not released yet (``_popped``); in a total
+    order ``_heap`` holds ``(coordinate, version)`` for each pending version.
     """
 
-    __slots__ = ("_entries", "_heap", "_make")
+    __slots__ = ("_capability", "_entries", "_heap", "_location", "_make", "_popped", "_update")
 
-    def __init__(self, like: Version, make: Callable[[], Any]) -> None:
-        """Pending versions like ``like``; ``make()`` is what is kept for a new one (a list, a set)."""
+    def __init__(self, holder: Operator | None, make: Callable[[], Any], dimension: int | None = None,
+                 capability: Callable[[Version], Version] | None = None) -> None:
+        """Pending versions of ``holder``'s inputs, for which it holds capabilities at its output; ``make()``
+        is what is kept for a new one (a list, a set); ``capability(version)`` is the version it will send
+        at, if not ``version`` itself. Without a holder (an ``Output`` keeping unfinished versions) nothing is
+        held, and ``dimension`` says how many coordinates versions have."""
         self._entries: dict[Version, Any] = {}
-        self._heap: list[tuple[int, Version]] | None = [] if len(like) == 1 else None
+        if holder is not None:
+            dimension = holder.output.dimension
+        self._heap: list[tuple[int, Version]] | None = [] if dimension == 1 else None
         self._make = make
+        self._capability = capability
+        self._update = holder.progress.update if holder is not None else None
+        self._location = holder.output.location if holder is not None else None
+        self._popped: list[Version] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
 
     def at(self, version: Version) -> Any:
-        """What is kept for ``version``, made (and the version pending) if there is nothing yet."""
+        """What is kept for ``version``, made (and the version held) if there is nothing yet."""
         entry = self._entries.get(version)
         if entry is None:
             entry = self._entries[version] = self._make()
             if self._heap is not None:
                 heappush(self._heap, (version[0], version))
+            if self._update is not None:
+                self._update(self._location, version if self._capability is None else self._capability(version), 1)
         return entry
 
     def versions(self) -> Iterable[Version]:
@@ -376,7 +349,7 @@ class Pending:
 
     def pop_finished(self, frontier: Antichain) -> list[tuple[Version, Any]]:
         """Remove the versions ``frontier`` has passed; return them, each after every version less than it,
-        with what was kept for them."""
+        with what was kept for them. They stay held until ``release``."""
         if self._heap is None:
             done = sorted((v for v in self._entries if not frontier.less_equal_version(v)), key=tuple)
         else:
@@ -384,43 +357,13 @@ class Pending:
             bound = frontier.elements[0][0] if frontier.elements else None  # None: everything is finished
             while heap and (bound is None or heap[0][0] < bound):
                 done.append(heappop(heap)[1])
+        if self._update is not None:
+            self._popped += done
         return [(version, self._entries.pop(version)) for version in done]
 
-
-class Holding:
-    """For operators that keep data until versions finish (reductions, consolidation, feedback).
-
-    Invariant: ``_pending`` holds every version at which the operator keeps
-    data it has not sent, so those are its ``holds``.
-    """
-
-    _pending: Pending
-
-    def holds(self) -> Iterable[Version]:
-        return self._pending.versions()
-
-    def state_size(self) -> int:
-        return self._pending.size()
-
-
-class UnaryOperator(Operator):
-    """An operator with one input."""
-
-
-class BinaryOperator(Operator):
-    """An operator with two inputs, each difference handled as it arrives, labelled with its version.
-
-    Its output frontier is the meet of the two input frontiers
-    (``Operator._on_input_frontier``): a version is finished only when both
-    inputs have finished it.
-    """
-
-
-def _followed_by(first: Logic, then: Logic) -> Logic:
-    """The logic applying ``first``, then ``then`` to what it produced."""
-
-    def logic(version: Version, updates: list[Update]) -> Iterable[tuple[Version, list[Update]]]:
-        for middle_version, middle in first(version, updates):
-            yield from then(middle_version, middle)
-
-    return logic
+    def release(self) -> None:
+        """Drop the pointstamps of the versions ``pop_finished`` took: their data has been sent."""
+        capability, update, location = self._capability, self._update, self._location
+        for version in self._popped:
+            update(location, version if capability is None else capability(version), -1)
+        self._popped = []

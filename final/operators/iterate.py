@@ -1,27 +1,32 @@
-"""The operators a loop is made of: ingress, enter, feedback and egress.
+"""Loops: ``iterate``, and the operators a loop is made of: ingress, enter, feedback and egress.
 
-``iterate`` (graph.py) wires them: the input enters the loop at iteration 0
-and is retracted at iteration 1, the body's output comes back one iteration
-on, and leaves the loop with the iteration coordinate dropped.
-Source: document 002, "v4: Multidimensional
-versions" and the liveness section of "v5/vFinal".
+``iterate(f)`` nests a scope whose versions carry one more coordinate, the
+iteration: the input enters the loop at iteration 0 and is retracted at
+iteration 1, the body's output comes back one iteration on, and leaves the
+loop with the iteration coordinate dropped. Streams from outside the loop
+that the body reads enter it unchanged at every iteration. For the progress
+tracker these operators are the path steps that change versions (extend,
+increment, truncate), so a loop ends by the same rule as everything else:
+when nothing in it can still be at a version. Source: document 002, "v4:
+Multidimensional versions" and the liveness section of "v5/vFinal".
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from ..collection import Collection
-from ..errors import IterationError
-from ..order import Antichain, Version, minimal
-from .base import DataMessage, Holding, Operator, UnaryOperator
+from ..collection import MAX_ITERATIONS, Collection
+from ..errors import GraphError, IterationError
+from ..order import Antichain, Version
+from .base import Operator, Pending, StreamMethods, checked_function
 from .reduce import Consolidate
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
 
 
-class Ingress(UnaryOperator):
+class Ingress(Operator):
     """Brings a stream into a loop: ``v`` becomes ``(v, 0)``, and is retracted at ``(v, 1)``.
 
     The loop's collection at iteration ``i`` must be ``f`` applied ``i`` times
@@ -30,41 +35,38 @@ class Ingress(UnaryOperator):
     exactly the fed-back ``f(...)`` from iteration 1 on.
     """
 
+    step = "extend"
+
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         entered = version.extend()
         self.forward(entered, collection)
         self.forward(entered.increment(), collection.negate())
 
-    def output_frontier(self, frontier: Antichain) -> Antichain:
-        return frontier.extend()
 
-
-class Enter(UnaryOperator):
+class Enter(Operator):
     """Brings a stream from outside a loop into it unchanged at every iteration: ``v`` becomes ``(v, 0)``.
 
     Unlike ``Ingress`` nothing is retracted: a collection the loop body reads
     (``edges`` in reachability) is the same at every iteration. Rust DD's ``enter``.
     """
 
+    step = "extend"
+
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self.forward(version.extend(), collection)
 
-    def output_frontier(self, frontier: Antichain) -> Antichain:
-        return frontier.extend()
 
-
-class Egress(UnaryOperator):
+class Egress(Operator):
     """Takes the loop's output out of it: ``(v, i)`` becomes ``v``.
 
     The loop's output differences at every iteration of ``v`` add up, outside,
     to the fixed point at ``v``.
     """
 
+    step = "truncate"
+
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self.forward(version.truncate(), collection)
-
-    def output_frontier(self, frontier: Antichain) -> Antichain:
-        return frontier.truncate()
 
 
 class Feedback(Consolidate):
@@ -73,49 +75,29 @@ class Feedback(Consolidate):
     A ``Consolidate`` one iteration on: each version is held until the
     frontier passes it, then sent consolidated, so every cycle through the
     loop has a consolidation on it and a difference that cancels out stops
-    instead of circling forever.
+    instead of circling forever. What it holds back for ``(v, i)`` it will
+    send at ``(v, i + 1)``, so that is where its capability is: around the
+    loop it holds back the body from ``(v, i + 1)`` on, never its own
+    ``(v, i)``.
 
-    How a loop ends. The output frontier promises that nothing more will be
-    sent at the versions it has passed. Everything the body will ever deliver
-    here comes from something already in the loop or from outside it: data
-    queued on the loop's edges, data its operators hold unsent
-    (``Operator.holds``: a reduce's pending versions, say), and data the
-    operators that bring collections into the loop (``Ingress``, ``Enter``)
-    will still send, which their output frontiers bound. An operator only ever
-    sends at versions ``>=`` the data that caused it, so those versions, cut to
-    this loop's coordinates, bound what can still arrive here, and one
-    iteration on, what can still be sent: that is the output frontier. When
-    a version ``v`` has converged, nothing in the loop is at ``(v, _)`` any
-    more, so the frontier jumps past all of ``v``'s iterations at once,
-    instead of walking them one by one as v5's rule does; an iteration where
-    nothing is held is skipped too. This is timely dataflow's progress
-    tracking, with pointstamps counted by looking, for one loop.
-
-    Invariant: ``_pending`` holds what arrived at unfinished versions.
-    ``_holders`` are the operators of the loop that can deliver data here and
-    keep data back (this one among them), ``_watched_queues`` the input
-    queues of all that can deliver data here, ``_entries`` the operators
-    bringing data into the loop (set by ``watch`` when the graph is finalized).
+    How a loop ends is no concern of its own: its input frontier, from the
+    progress tracker, passes ``(v, i)`` once nothing in the loop (a message
+    queued, a version an operator holds back, this one's included) nor
+    entering it can still reach ``(v, i)``. When nothing in the loop is at
+    ``(v, _)`` any more, the frontier jumps past all of ``v``'s iterations at
+    once. The tracker counts what v5's ``Feedback`` reasons about, for every
+    loop, nested ones too.
 
     Raises:
         IterationError: a version needs more than ``max_iterations`` iterations.
     """
 
+    step = "increment"
+
     def __init__(self, inputs: list, output: DifferenceStreamWriter, max_iterations: int) -> None:
         super().__init__(inputs, output)
+        self.pending = Pending(self, list, capability=Version.increment)
         self._max_iterations = max_iterations
-        self.watch([self], [])
-
-    def watch(self, inside: list[Operator], entries: list[Operator]) -> None:
-        """Watch ``inside`` (the loop's operators upstream of this one, itself included) and ``entries``."""
-        self._entries = entries
-        self._holders = [operator for operator in inside if isinstance(operator, Holding)]
-        self._watched_queues = [queue for operator in inside for queue in operator._queues]
-
-    @property
-    def entries(self) -> list[Operator]:
-        """The operators that bring data into this loop from outside it (``Ingress``, ``Enter``)."""
-        return list(self._entries)
 
     def on_frontier(self, frontier: Antichain) -> None:
         for version, updates in self._finished(frontier):
@@ -129,19 +111,39 @@ class Feedback(Consolidate):
                 )
             self.send(version.increment(), updates)
 
-    def output_frontier(self, frontier: Antichain) -> Antichain:
-        return self._still_possible().increment()
 
-    def _still_possible(self) -> Antichain:
-        """A frontier for what can still arrive at this operator: see the class docstring."""
-        dimension = len(self.output.like)
-        possible = [version for entry in self._entries for version in entry.output.frontier.elements]
-        for operator in self._holders:
-            possible += operator.holds()
-        for queue in self._watched_queues:
-            if queue:
-                possible += [message.version for message in queue if type(message) is DataMessage]
-        # Versions of loops nested in this one have more coordinates: cut them to this loop's.
-        return Antichain._of(minimal(
-            version if len(version) == dimension else Version._of(version[:dimension]) for version in possible
-        ))
+class IterateMethods(StreamMethods):
+    """The stream method of loops: ``iterate``."""
+
+    def iterate(self, f: Callable[[Any], Any], max_iterations: int = MAX_ITERATIONS) -> Any:
+        """The fixed point of ``f`` from this stream, kept up to date as the stream changes.
+
+        Builds a nested scope whose versions are ``(version, iteration)``: the
+        input enters at iteration 0 and is retracted at iteration 1
+        (``Ingress``), joins what ``Feedback`` brings back from the body's
+        previous iteration (``concat``), runs through ``f``, and leaves the
+        loop with the iteration dropped (``Egress``). So the loop's collection
+        at ``(v, i)`` is ``f`` applied ``i`` times to the input at ``v``. ``f``
+        may use streams from outside the loop; they are entered into it.
+
+        Raises:
+            GraphError: ``f`` is not a function, ``max_iterations`` is not a
+                positive int, or ``f`` does not return a stream.
+            IterationError: (while stepping) a version needs more than
+                ``max_iterations`` iterations.
+        """
+        checked_function(f, "iterate")
+        if type(max_iterations) is not int or max_iterations < 1:
+            raise GraphError(f"max_iterations is a positive int, not {max_iterations!r}; e.g. max_iterations=100")
+        scope = self.builder.new_scope(self.scope)
+        entered = self.add_operator(Ingress, "ingress", scope=scope)
+        feedback = self.stream_of(self.builder.new_writer(scope), scope)
+        result = f(entered.concat(feedback))
+        if not isinstance(result, StreamMethods):
+            raise GraphError(f"the body of iterate must return a stream, not {type(result).__name__}: {result!r}")
+        result = result.enter(scope)
+        result.add_operator(lambda inputs, output: Feedback(inputs, output, max_iterations), "feedback",
+                            output=feedback.writer)
+        egress = result.add_operator(Egress, "egress", scope=self.scope)
+        scope.closed = True
+        return egress

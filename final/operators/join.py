@@ -1,20 +1,35 @@
-"""Joins: ``(key, (a, b))`` for records with matching keys, at the lattice join of their versions.
+"""Joins: ``(key, (a, b))`` for records with matching keys, at the lattice join of their versions, and the
+joins built from them.
 
-Source: document 002, "v1" (the join expansion),
-"v3" and "v5/vFinal" (versions), and document 003.
+``join`` meets every record of one input with every record of the other
+under the same key; ``half_join`` meets one input's changes with the other
+as it stands; ``arrange`` indexes a stream once so that many joins share it
+(003, 'Shared Arrangements'). Built from these: ``semijoin``, ``antijoin``,
+and SQL's ``LEFT JOIN``, as a sum of inner joins (003): the left records
+whose key the right side lacks, padded with ``None`` (SQL's NULL), and the
+left records whose key is ``None``, which never match anything (NULL is not
+equal to itself in SQL):
+
+    left ⟕ right = left ⋈ right + left ⋈ absent(right) + left ⋈ NULL
+
+A chain of left joins is planned one step at a time, each step that sum of
+three terms ('Rendering JOINs of UNIONs': step1 = step0 ⋈ users + step0 ⋈
+absent(users) + step0 ⋈ NULL). The NULL term is a filter, not a join, so no
+NULL keys are ever gathered in one place.
+
+Source: document 002, "v1" (the join expansion), "v3" and "v5/vFinal"
+(versions), and document 003.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..collection import Collection
-from ..errors import GraphError
 from ..order import Antichain, Version
 from ..trace import Arrangement, Index
-from .base import BinaryOperator, Holding, Operator, Pending
+from .base import Operator, Pending, StreamMethods, checked_stream
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
@@ -28,7 +43,7 @@ class _OwnIndex:
 
     def delta(self, version: Version, collection: Collection) -> Index:
         # The join checked the records were pairs before handling them (``Operator.needs_pairs``).
-        return Index.of_checked(version, collection._updates)
+        return Index.trusted(version, collection.updates)
 
     def parts(self) -> list[Index]:
         return [self.index]
@@ -62,7 +77,7 @@ class _SharedArrangement:
         self.arrangement.allow_compaction(self.reader, frontier)
 
 
-class Join(BinaryOperator):
+class Join(Operator):
     """``(key, (a, b))`` for matching keys, each at the join of the two versions.
 
     A difference arriving on one side is joined with everything the other
@@ -79,7 +94,7 @@ class Join(BinaryOperator):
         super().__init__(inputs, output)
         self._sides = tuple(_SharedArrangement(a) if a is not None else _OwnIndex() for a in arrangements)
         # A side read through a shared arrangement was checked by the operator that arranged it.
-        self.needs_pairs = any(arrangement is None for arrangement in arrangements)
+        self.needs_pairs = "join" if any(arrangement is None for arrangement in arrangements) else ""
 
     def indexes(self, side: int) -> list[Index]:
         """The indexes that together hold what input ``side`` has sent so far (its own, or a shared
@@ -103,12 +118,15 @@ class Join(BinaryOperator):
                 self.send(output_version, updates)
         mine.taken_in(delta)
 
+    def waits(self) -> bool:
+        return True  # its indexes compact as versions finish
+
     def on_frontier(self, frontier: Antichain) -> None:
         for side in self._sides:
             side.compact(frontier)
 
 
-class HalfJoin(Holding, BinaryOperator):
+class HalfJoin(Operator):
     """Each difference of the stream (input 0) joined with the other input as it stands at that version.
 
     003's ``half_join``: 'an operator that responds to records in one input
@@ -118,31 +136,33 @@ class HalfJoin(Holding, BinaryOperator):
     holds, accumulated, at ``t``. A stream update waits until the other
     input's frontier has passed ``t``, so that look-up is complete. The other
     input is read through its shared arrangement when it has one.
-    Invariant: ``_pending`` holds stream updates whose look-up is not complete yet.
+    Invariant: ``pending`` holds stream updates whose look-up is not complete yet.
     """
 
-    needs_pairs = True
-    kind = "half_join"
+    needs_pairs = "half_join"
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement | None = None) -> None:
         super().__init__(inputs, output)
         self._other = _SharedArrangement(arrangement) if arrangement is not None else _OwnIndex()
-        self._pending = Pending(output.like, list)
+        self.pending = Pending(self, list)
 
     def state_size(self) -> int:
         own = self._other.index.size() if isinstance(self._other, _OwnIndex) else 0
         return own + super().state_size()
 
+    def waits(self) -> bool:
+        return True  # pending updates wait for the other input, and its index compacts as versions finish
+
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         if side == 0:
-            self._pending.at(version).extend(collection)
+            self.pending.at(version).extend(collection)
         else:
             self._other.taken_in(self._other.delta(version, collection))
 
     def on_frontier(self, frontier: Antichain) -> None:
-        other_frontier = self._input_frontiers[1]
-        for version, kept in self._pending.pop_finished(other_frontier):
-            delta = Index.of_checked(version, kept)
+        other_frontier = self.progress.frontier(self.inputs[1].location)
+        for version, kept in self.pending.pop_finished(other_frontier):
+            delta = Index.trusted(version, kept)
             updates = []
             for key in delta.keys():
                 matches: dict = {}
@@ -162,7 +182,7 @@ class Arrange(Operator):
     arrangement in the order the messages reach them.
     """
 
-    needs_pairs = True
+    needs_pairs = "arrange"
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement) -> None:
         super().__init__(inputs, output)
@@ -172,9 +192,12 @@ class Arrange(Operator):
         self._reader = arrangement.new_reader()
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self.arrangement.append(Index.of_checked(version, collection._updates))
+        self.arrangement.append(Index.trusted(version, collection.updates))
         self.arrangement.batch(self._reader)
         self.forward(version, collection)
+
+    def waits(self) -> bool:
+        return True  # the arrangement compacts as versions finish
 
     def on_frontier(self, frontier: Antichain) -> None:
         self.arrangement.allow_compaction(self._reader, frontier)
@@ -183,120 +206,86 @@ class Arrange(Operator):
         return self.arrangement.size()
 
 
-Constraint = tuple[int, Callable[[Any], Any], int, Callable[[Any], Any]]
-"""``(i, key_i, j, key_j)``: records of inputs ``i`` and ``j`` match when ``key_i(r_i) == key_j(r_j)``."""
 
 
-@dataclass(frozen=True)
-class _Step:
-    """One look-up of a plan: bind input ``target`` through the arrangement keyed by ``target_key``,
-    with the key taken from the already bound input ``source``; then check ``checks``."""
+class JoinMethods(StreamMethods):
+    """The stream methods of joins: ``join``, ``half_join``, ``arrange``, and the joins built from ``join``."""
 
-    target: int
-    source: int
-    source_key: Callable[[Any], Any]
-    target_key: Callable[[Any], Any]
-    checks: tuple[Constraint, ...]
+    def _arrangement_in(self, scope: Any) -> Arrangement | None:
+        """This stream's shared arrangement, if it has one and lives in ``scope`` (a stream entered into a
+        loop is read through its own index: the arrangement's versions lack the iteration)."""
+        return self.arrangement if self.scope is scope else None
 
+    def join(self, other: Any) -> Any:
+        """``(key, (a, b))`` for matching keys; an arranged input is read through its shared arrangement."""
+        checked_stream(other, "join")
+        inner = max((self.scope, other.scope), key=lambda scope: scope.depth)
+        arrangements = (self._arrangement_in(inner), other._arrangement_in(inner))
+        return self.add_operator(lambda inputs, output: Join(inputs, output, arrangements), "join", [other])
 
-class DeltaJoin(Operator):
-    """A multi-way equijoin that keeps no arrangement of any intermediate result (003, 'delta joins').
+    def half_join(self, other: Any) -> Any:
+        """Each difference here joined with ``other`` as it stands at that difference's version (003).
 
-    The output holds a tuple ``(r_0, ..., r_n-1)``, one record per input, for
-    every combination meeting all constraints, at the lattice join of the
-    records' versions, with the product of their multiplicities. Keys that
-    are ``None`` never match (SQL's NULL).
+        Changes to ``other`` alone produce no output: see ``HalfJoin``.
+        """
+        checked_stream(other, "half_join")
+        inner = max((self.scope, other.scope), key=lambda scope: scope.depth)
+        arrangement = other._arrangement_in(inner)
+        return self.add_operator(lambda inputs, output: HalfJoin(inputs, output, arrangement), "half_join", [other])
 
-    Rather than a tree of binary joins, each input has its own plan, 003's
-    ``d_query/d_input = d_input ⋈ ...``: it visits the other inputs in an
-    order where each is reached through a constraint with one already bound,
-    looking each up in an arrangement of that input by that constraint's key.
-    A difference is run through its input's plan against what the other
-    inputs have sent so far, then added to its own input's arrangements, so
-    each combination is counted once, when its last record arrives, whatever
-    the order of arrival. The arrangements are of the inputs only: for 003's
-    four-way enrichment, six of them, each by a key an input is looked up by.
+    def arrange(self) -> Any:
+        """This stream, indexed once by key in a shared ``Arrangement`` that every join reading it uses.
 
-    Invariant: ``_arrangements[(j, key)]`` indexes every record received on
-    input ``j`` by ``key(record)``.
-    """
+        003's 'Shared Arrangements': joining ``query`` three times with an
+        arranged ``links`` indexes ``links`` once, not three times.
+        """
+        arrangement = Arrangement()
+        stream = self.add_operator(lambda inputs, output: Arrange(inputs, output, arrangement), "arrange")
+        return stream.with_arrangement(arrangement)
 
-    kind = "join_many"
+    def semijoin(self, keys: Any) -> Any:
+        """The ``(key, value)`` records whose key is in ``keys``, a collection of keys (003).
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, constraints: list[Constraint]) -> None:
-        super().__init__(inputs, output)
-        self._plans = [_plan(start, len(inputs), constraints) for start in range(len(inputs))]
-        self._arrangements: dict[tuple[int, Callable], Index] = {
-            (step.target, step.target_key): Index() for plan in self._plans for step in plan
-        }
+        Each record's multiplicity is multiplied by its key's in ``keys`` (Rust
+        DD's ``semijoin``), so keys present once keep records as they are.
+        """
+        return self.join(keys.map(lambda key: (key, ()))).map(lambda pair: (pair[0], pair[1][0]))
 
-    @property
-    def arranged_inputs(self) -> list[int]:
-        """For each arrangement it keeps, the input it indexes (an input looked up by two keys is there twice)."""
-        return sorted(target for target, _ in self._arrangements)
+    def antijoin(self, keys: Any) -> Any:
+        """The ``(key, value)`` records whose key is not in ``keys``: the stream minus its ``semijoin`` (003).
 
-    def state_size(self) -> int:
-        return sum(arrangement.size() for arrangement in self._arrangements.values())
+        ``keys`` should hold each key at most once (``distinct`` it first) for
+        the usual meaning.
+        """
+        return self.concat(self.semijoin(keys).negate())
 
-    def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        updates = [(record, multiplicity) for record, multiplicity in collection.consolidate()]
-        partials = [({side: record}, version, multiplicity) for record, multiplicity in updates]
-        for step in self._plans[side]:
-            partials = list(self._extend(partials, step))
-        by_version: dict[Version, list] = {}
-        for bound, joined, multiplicity in partials:
-            record = tuple(bound[i] for i in range(len(self.inputs)))
-            by_version.setdefault(joined, []).append((record, multiplicity))
-        for output_version, output in by_version.items():
-            self.send(output_version, output)
-        for (target, key), arrangement in self._arrangements.items():
-            if target == side:
-                for record, multiplicity in updates:
-                    if key(record) is not None:
-                        arrangement.add_value(key(record), version, (record, multiplicity))
+    def left_join(self, other: Any) -> Any:
+        """SQL's ``LEFT JOIN`` on the key: ``(key, (value, other_value))``, with ``None`` where nothing matches.
 
-    def _extend(self, partials: list, step: _Step) -> Any:
-        arrangement = self._arrangements[(step.target, step.target_key)]
-        for bound, joined, multiplicity in partials:
-            key = step.source_key(bound[step.source])
-            if key is None:
-                continue
-            for other_version, values in arrangement._values.get(key, {}).items():
-                for record, other_multiplicity in values.items():
-                    extended = {**bound, step.target: record}
-                    if all(_equal(left(extended[i]), right(extended[j])) for i, left, j, right in step.checks):
-                        yield extended, joined.join(other_version), multiplicity * other_multiplicity
+        The three terms of 003: the inner join of the records whose key is not
+        ``None``; the left records whose key no right record has, padded with
+        ``None``; the left records whose key is ``None``, padded with ``None``.
+        """
+        left = self.filter(lambda pair: pair[0] is not None)
+        right = other.filter(lambda pair: pair[0] is not None)
+        inner = left.join(right)
+        left_keys = left.map(lambda pair: pair[0]).distinct_keys()
+        absent = left_keys.map(lambda key: (key, ())).antijoin(right.map(lambda pair: pair[0]).distinct_keys())
+        missing = left.semijoin(absent.map(lambda pair: pair[0])).map(lambda pair: (pair[0], (pair[1], None)))
+        nulls = self.filter(lambda pair: pair[0] is None).map(lambda pair: (None, (pair[1], None)))
+        return inner.concat(missing).concat(nulls)
 
-    def on_frontier(self, frontier: Antichain) -> None:
-        for arrangement in self._arrangements.values():
-            arrangement.compact(frontier)
+    def left_join_chain(self, steps: Sequence[tuple[Any, Callable[[Any], Any]]]) -> Any:
+        """A multi-way ``LEFT JOIN``: each step left-joins the rows so far with one more collection (003).
 
-
-def _plan(start: int, inputs: int, constraints: list[Constraint]) -> list[_Step]:
-    """The order in which a difference on input ``start`` binds the other inputs, breadth first."""
-    bound, steps, used = {start}, [], set()
-    while len(bound) < inputs:
-        for index, (i, key_i, j, key_j) in enumerate(constraints):
-            if index in used or (i in bound) == (j in bound):
-                continue
-            source, source_key, target, target_key = (i, key_i, j, key_j) if i in bound else (j, key_j, i, key_i)
-            used.add(index)
-            checks = tuple(
-                constraint for other, constraint in enumerate(constraints)
-                if other not in used and {constraint[0], constraint[2]} <= bound | {target}
-            )
-            used.update(other for other, constraint in enumerate(constraints) if constraint in checks)
-            steps.append(_Step(target, source, source_key, target_key, checks))
-            bound.add(target)
-            break
-        else:
-            raise GraphError(
-                f"join_many needs every input connected to input {start} by constraints; inputs "
-                f"{sorted(set(range(inputs)) - bound)} are not. Add a constraint (i, key_i, j, key_j) for them"
-            )
-    return steps
-
-
-def _equal(left: Any, right: Any) -> bool:
-    """SQL equality of keys: NULL (``None``) equals nothing, itself included."""
-    return left is not None and left == right
+        This stream holds rows (tuples); each step is ``(other, key_of)``,
+        where ``other`` holds ``(key, row)`` pairs and ``key_of(row so far)``
+        picks the join key from the row built so far (``None`` if it is NULL).
+        Each step appends the matched row (or ``None``) to the row: the result
+        holds tuples ``(row, match1, match2, ...)``.
+        """
+        rows = self.map(lambda row: (row,))
+        for other, key_of in steps:
+            keyed = rows.map(lambda row, key_of=key_of: (key_of(row), row))
+            rows = keyed.left_join(other).map(lambda pair: (*pair[1][0], pair[1][1]))
+        return rows

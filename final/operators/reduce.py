@@ -1,89 +1,114 @@
-"""Reductions: operators that need all of a key's values at a finished version.
+"""Reductions: operators that need a key's values at a finished version, and their stream methods.
 
-Source: document 002, "v1" (reduce on touched keys),
-"v3" (finished versions in order), "v5/vFinal" (the couch: corrections at
-joins of versions), and document 004.
+``reduce(f)`` is the general one: ``f`` of a key's consolidated values, kept
+up to date. Where versions are totally ordered (outside loops) a version
+finishes after every version before it, so a reduction can keep each key's
+state as of the last finished version and change it in place: no history of
+versions. ``count``, ``sum``, ``distinct`` and ``threshold`` then keep a
+running total per key (or a multiplicity per record) and touch only what a
+change touches, however large the group (004, "In-place aggregations");
+``count_total`` and ``sum_total`` keep nothing but the totals, 004's
+NULL-aware three per key. Inside loops the general ``Reduce`` corrects keys
+at joins of versions (002, "v5/vFinal").
+
+Every reduction runs only on keys whose values do not cancel out, so a
+group that empties produces no output. Source: document 002, "v1" (reduce
+on touched keys), "v3" (finished versions in order), "v5/vFinal" (the couch:
+corrections at joins of versions), and document 004.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from decimal import Decimal
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from ..collection import Collection, Multiplicity, Values
+from ..collection import (
+    Collection,
+    Multiplicity,
+    Update,
+    Values,
+    count_values,
+    distinct_values,
+    key_value,
+    sum_values,
+)
 from ..errors import RecordError
 from ..order import Antichain, Version
 from ..trace import Index, add_multiplicity
-from .base import Holding, Pending, UnaryOperator
+from .base import Operator, Pending, StreamMethods, checked_function
 
 if TYPE_CHECKING:
     from ..graph import DifferenceStreamWriter
 
 
-class Reduce(Holding, UnaryOperator):
+class Reduce(Operator):
     """``(key, output)`` for ``output`` in ``f(values of key)``, one finished version at a time.
 
     ``f`` needs all of a key's values at a version, so nothing is sent at a
     version until the frontier has passed it; then the versions that finished
     are computed in version order, each on the keys that may have changed at it.
 
-    With partially ordered versions a key's output can change at a version
-    where its input did not: with input at ``(1, 0)`` and at ``(0, 1)``, the
-    input at ``(1, 1)`` holds both, and ``distinct`` must emit ``(couch, -1)``
-    there (002, "v5/vFinal"). The output can change only at joins of the
-    versions at which the input changed, so each key keeps ``_times``, closed
-    under join: new data at ``v`` makes ``v`` and ``v.join(t)`` for every kept
-    ``t`` pending. A key's kept times are advanced by the frontier when it
-    next gets data, just before they are joined: advancing changes none of
-    those joins for a version the frontier still allows, and merges times the
-    frontier has passed, so the set stays small. When versions are
-    totally ordered (one coordinate) every join of two versions is one of
-    them, so the closure adds nothing and ``_times`` is not kept.
+    In a total order (one coordinate) each key's input and output are kept
+    as of the last finished version and changed in place. With partially
+    ordered versions a key's output can change at a version where its input
+    did not: with input at ``(1, 0)`` and at ``(0, 1)``, the input at
+    ``(1, 1)`` holds both, and ``distinct`` must emit ``(couch, -1)`` there
+    (002, "v5/vFinal"). The output can change only at joins of the versions
+    at which the input changed, so each key keeps ``_times``, closed under
+    join: new data at ``v`` makes ``v`` and ``v.join(t)`` for every kept ``t``
+    pending. A key's kept times are advanced by the frontier when it next
+    gets data, just before they are joined: advancing changes none of those
+    joins for a version the frontier still allows, and merges times the
+    frontier has passed, so the set stays small.
 
-    Invariant: ``_inputs`` holds every difference received; ``_outputs``
-    every difference sent, or in a total order ``_current`` their sum (the
-    output at every finished version); ``_pending`` maps each unfinished
-    version to the keys whose output may change at it.
+    Invariant: in a total order, ``_groups[key]`` is the key's consolidated
+    input, and ``_current[key]`` its output, at the last finished version,
+    and ``pending`` holds each unfinished version's updates; otherwise
+    ``_inputs`` holds every difference received, ``_outputs`` every
+    difference sent, and ``pending`` maps each unfinished version to the keys
+    whose output may change at it.
     """
 
-    needs_pairs = True
+    needs_pairs = "reduce"
 
     def __init__(
-        self, inputs: list, output: DifferenceStreamWriter,
-        f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]],
+        self, inputs: list, output: DifferenceStreamWriter, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]],
     ) -> None:
         super().__init__(inputs, output)
         self._f = f
-        self._inputs = Index()
-        self._pending = Pending(output.like, set)
-        self._totally_ordered = len(output.like) == 1
+        self._totally_ordered = output.dimension == 1
         if self._totally_ordered:
+            self.pending = Pending(self, list)
+            self._groups: dict[Any, dict[Any, Multiplicity]] = {}
             self._current: dict[Any, dict[Any, Multiplicity]] = {}
-            """key -> its output as sent so far: in a total order, the output at every finished version."""
         else:
+            self.pending = Pending(self, set)
+            self._inputs = Index()
             self._outputs = Index()
             self._times: defaultdict[Any, set[Version]] = defaultdict(set)
 
     def state_size(self) -> int:
         if self._totally_ordered:
-            output = sum(len(values) for values in self._current.values())
+            kept = sum(map(len, self._groups.values())) + sum(map(len, self._current.values()))
         else:
-            output = self._outputs.size() + sum(len(times) for times in self._times.values())
-        return self._inputs.size() + output + self._pending.size()
+            kept = self._inputs.size() + self._outputs.size() + sum(len(times) for times in self._times.values())
+        return kept + self.pending.size()
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self._inputs.add_checked(version, collection._updates)
-        keys = {record[0] for record, _ in collection._updates}
         if self._totally_ordered:
-            self._pending.at(version).update(keys)
+            self.pending.at(version).append(collection.updates)
             return
-        advance = self._frontier.advance
+        self._inputs.add_trusted(version, collection.updates)
+        keys = {record[0] for record, _ in collection.updates}
+        advance = self.input_frontier.advance
         for key in keys:
             times = {advance(time) for time in self._times[key]}
             new_times = {version, *(version.join(time) for time in times)}
             for time in new_times:
-                self._pending.at(time).add(key)
+                self.pending.at(time).add(key)
             self._times[key] = times | new_times
 
     def on_frontier(self, frontier: Antichain) -> None:
@@ -93,30 +118,41 @@ class Reduce(Holding, UnaryOperator):
             self._run_at_joins(frontier)
 
     def _run_in_order(self, frontier: Antichain) -> None:
-        """Finished versions in order, each key's input merged up to it in place (``Index.accumulate``)."""
-        current, accumulate = self._current, self._inputs.accumulate
-        for version, keys in self._pending.pop_finished(frontier):
-            updates: list = []
-            for key in keys:
+        """Finished versions in order, each key's input and output changed in place."""
+        groups, current = self._groups, self._current
+        for version, batches in self.pending.pop_finished(frontier):
+            touched: dict[Any, None] = {}
+            for updates in batches:
+                for (key, value), multiplicity in updates:
+                    group = groups.get(key)
+                    if group is None:
+                        group = groups[key] = {}
+                    touched[key] = None
+                    add_multiplicity(group, value, multiplicity)
+            changes: list[Update] = []
+            for key in touched:
+                group = groups[key]
+                if not group:
+                    del groups[key]
                 output = current.get(key)
-                changes = self._changes(accumulate(key, version), output, version, key)
-                if not changes:
+                differences = self._changes(group, output, version, key)
+                if not differences:
                     continue
-                updates += [((key, value), multiplicity) for value, multiplicity in changes]
+                changes += [((key, value), multiplicity) for value, multiplicity in differences]
                 if output is None:  # a key with no output yet: the changes are all of it
-                    current[key] = dict(changes)
+                    current[key] = dict(differences)
                     continue
-                for value, multiplicity in changes:
+                for value, multiplicity in differences:
                     add_multiplicity(output, value, multiplicity)
                 if not output:
                     del current[key]
-            self.send(version, updates)
+            self.send(version, changes)
 
     def _run_at_joins(self, frontier: Antichain) -> None:
         """Finished versions in order, each key's input and output reconstructed at it."""
         inputs, outputs = self._inputs, self._outputs
         touched: set = set()
-        for version, keys in self._pending.pop_finished(frontier):
+        for version, keys in self.pending.pop_finished(frontier):
             updates = []
             for key in keys:
                 output = dict(outputs.reconstruct_at(key, version))
@@ -171,18 +207,216 @@ class Reduce(Holding, UnaryOperator):
             self._fail(error, f"at version {version}, key {key!r}")
 
 
-class Consolidate(Holding, UnaryOperator):
-    """One consolidated difference per finished version, in version order.
+class InPlace(Operator):
+    """A reduction over totally ordered versions whose state changes in place: what versions finishing
+    does is ``apply``, on the updates that arrived at each, in version order.
 
-    Invariant: ``_pending`` maps each unfinished version to what arrived at it.
+    Invariant: ``pending`` holds, per unfinished version, the lists of updates that arrived at it.
+    """
+
+    needs_pairs = "reduce"
+
+    def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
+        super().__init__(inputs, output)
+        self.pending = Pending(self, list)
+
+    def on_data(self, side: int, version: Version, collection: Collection) -> None:
+        self.pending.at(version).append(collection.updates)
+
+    def on_frontier(self, frontier: Antichain) -> None:
+        for version, batches in self.pending.pop_finished(frontier):
+            self.send(version, self.apply(batches))
+
+    def apply(self, batches: list[list[Update]]) -> list[Update]:
+        """Take in one finished version's updates; return the output's change."""
+        raise NotImplementedError
+
+
+class CountInPlace(InPlace):
+    """``count()`` in place: each key's values (to know when it empties) and their total multiplicity.
+
+    Invariant: ``_groups[key]`` is the key's consolidated values and ``_totals[key]`` the sum of their
+    multiplicities, for every key whose values do not cancel out.
     """
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
         super().__init__(inputs, output)
-        self._pending = Pending(output.like, list)
+        self._groups: dict[Any, dict[Any, Multiplicity]] = {}
+        self._totals: dict[Any, int] = {}
+
+    def state_size(self) -> int:
+        return sum(map(len, self._groups.values())) + len(self._totals) + self.pending.size()
+
+    def apply(self, batches: list[list[Update]]) -> list[Update]:
+        groups, totals = self._groups, self._totals
+        before: dict[Any, int | None] = {}  # each touched key's total as it was, None if it had no output
+        for updates in batches:
+            for (key, value), multiplicity in updates:
+                group = groups.get(key)
+                if group is None:
+                    if not multiplicity:
+                        continue
+                    before.setdefault(key, None)
+                    groups[key] = {value: multiplicity}
+                    totals[key] = multiplicity
+                    continue
+                if key not in before:
+                    before[key] = totals[key]
+                total = group.get(value, 0) + multiplicity
+                if total:
+                    group[value] = total
+                else:
+                    group.pop(value, None)
+                totals[key] += multiplicity
+        changes: list[Update] = []
+        for key, old in before.items():
+            if groups[key]:
+                new = totals[key]
+            else:
+                new = None
+                del groups[key], totals[key]
+            if new != old:
+                if old is not None:
+                    changes.append(((key, old), -1))
+                if new is not None:
+                    changes.append(((key, new), 1))
+        return changes
+
+
+class SumInPlace(InPlace):
+    """``sum()`` in place: each key's values and, while they are all ints, their running sum.
+
+    A running sum of other numbers is not exact (floats round, and rounding
+    does not undo when a value is retracted), so a key holding any value
+    that is not an int is summed again from its values, as ``sum_values``
+    does. Invariant: ``_groups[key]`` is the key's consolidated values,
+    ``_totals[key]`` the sum of ``value * multiplicity`` over its int values,
+    and ``_others[key]`` how many of its values are not ints.
+    """
+
+    def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
+        super().__init__(inputs, output)
+        self._groups: dict[Any, dict[Any, Multiplicity]] = {}
+        self._totals: dict[Any, int] = {}
+        self._others: dict[Any, int] = {}
+
+    def state_size(self) -> int:
+        return sum(map(len, self._groups.values())) + len(self._totals) + self.pending.size()
+
+    def _sum(self, key: Any) -> Any:
+        if self._others.get(key):
+            return sum_values(list(self._groups[key].items()))[0][0]
+        return self._totals[key]
+
+    def apply(self, batches: list[list[Update]]) -> list[Update]:
+        groups, totals, others = self._groups, self._totals, self._others
+        before: dict[Any, Any] = {}
+        for updates in batches:
+            for (key, value), multiplicity in updates:
+                if not multiplicity:
+                    continue
+                group = groups.get(key)
+                if group is None:
+                    before.setdefault(key, _NOTHING)
+                    group = groups[key] = {}
+                    totals[key] = 0
+                elif key not in before:
+                    before[key] = self._sum(key)
+                old = group.get(value, 0)
+                total = old + multiplicity
+                if total:
+                    group[value] = total
+                else:
+                    del group[value]
+                if type(value) is int:
+                    totals[key] += value * multiplicity
+                elif not old or not total:  # a value that is not an int arrived or left
+                    others[key] = others.get(key, 0) + (1 if total else -1)
+        changes: list[Update] = []
+        for key, old in before.items():
+            if groups[key]:
+                new = self._sum(key)
+            else:
+                new = _NOTHING
+                del groups[key], totals[key]
+                others.pop(key, None)
+            if new != old:
+                if old is not _NOTHING:
+                    changes.append(((key, old), -1))
+                if new is not _NOTHING:
+                    changes.append(((key, new), 1))
+        return changes
+
+
+class ThresholdInPlace(InPlace):
+    """``threshold(f)`` in place: each record's accumulated multiplicity ``m``, and ``f(m)`` copies of it out.
+
+    ``distinct`` is this with ``f(m) = 1 if m > 0 else 0``: a record's
+    output changes only when its multiplicity crosses zero.
+    Invariant: ``_records`` maps every record whose multiplicity is not zero to it.
+    """
+
+    def __init__(self, inputs: list, output: DifferenceStreamWriter, f: Callable[[int], int], needs_pairs: str) -> None:
+        super().__init__(inputs, output)
+        self._f = f
+        self.needs_pairs = needs_pairs
+        self._records: dict[Any, int] = {}
+
+    def state_size(self) -> int:
+        return len(self._records) + self.pending.size()
+
+    def _out(self, multiplicity: int) -> int:
+        if not multiplicity:
+            return 0
+        result = self._f(multiplicity)
+        if type(result) is not int:
+            raise RecordError(
+                f"threshold's function must return an int multiplicity, but returned {result!r} for {multiplicity}"
+            )
+        return result
+
+    def apply(self, batches: list[list[Update]]) -> list[Update]:
+        records = self._records
+        before: dict[Any, int] = {}
+        for updates in batches:
+            for record, multiplicity in updates:
+                old = records.get(record, 0)
+                if record not in before:
+                    before[record] = old
+                total = old + multiplicity
+                if total:
+                    records[record] = total
+                elif old:
+                    del records[record]
+        out = self._out
+        changes = []
+        for record, old in before.items():
+            difference = out(records.get(record, 0)) - out(old)
+            if difference:
+                changes.append((record, difference))
+        return changes
+
+
+_NOTHING = object()
+"""A key's sum before a version when the key had no output."""
+
+ROWS, NON_NULL, SUM = "rows", "non-null", "sum"
+"""The parts of 004's in-place totals: a key's number of rows, of non-NULL values, and (a part per kind of
+number) their sum."""
+
+
+class Consolidate(Operator):
+    """One consolidated difference per finished version, in version order.
+
+    Invariant: ``pending`` maps each unfinished version to what arrived at it.
+    """
+
+    def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
+        super().__init__(inputs, output)
+        self.pending = Pending(self, list)
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
-        self._pending.at(version).extend(collection)
+        self.pending.at(version).extend(collection.updates)
 
     def on_frontier(self, frontier: Antichain) -> None:
         for version, updates in self._finished(frontier):
@@ -191,6 +425,191 @@ class Consolidate(Holding, UnaryOperator):
     def _finished(self, frontier: Antichain) -> list[tuple[Version, list]]:
         """The versions ``frontier`` has passed, in order, each with what arrived at it consolidated."""
         return [
-            (version, list(Collection._trusted(kept).consolidate()))
-            for version, kept in self._pending.pop_finished(frontier)
+            (version, Collection.trusted(kept).consolidate().updates)
+            for version, kept in self.pending.pop_finished(frontier)
         ]
+
+
+class ReduceMethods(StreamMethods):
+    """The stream methods of reductions.
+
+    ``count``, ``sum``, ``distinct`` and ``threshold`` take the in-place path
+    wherever versions are totally ordered and the stream has no shared
+    arrangement; otherwise the general ``Reduce``.
+    """
+
+    def reduce(self, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]]) -> Any:
+        """``(key, output)`` for each ``(output, multiplicity)`` in ``f(values of key)``, kept up to date.
+
+        ``f`` gets a key's consolidated, non-empty ``(value, multiplicity)``
+        list and returns ``(output, multiplicity)`` pairs, int multiplicities.
+        """
+        return self.reduction(f, "reduce")
+
+    def reduction(self, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]], name: str) -> Any:
+        """A general ``Reduce`` of ``f`` called ``name`` (the internal protocol: for the families built on it)."""
+        checked_function(f, name)
+        return self.add_operator(lambda inputs, output: Reduce(inputs, output, f), name)
+
+    def _in_place(self) -> bool:
+        """Whether a reduction of this stream can change its state in place: one coordinate, and no
+        shared arrangement that a general reduction would read."""
+        return self.writer.dimension == 1 and self.arrangement is None
+
+    def count(self) -> Any:
+        """``(key, number of values)``, counting multiplicities (``COUNT(*) GROUP BY key``)."""
+        if self._in_place():
+            return self.add_operator(CountInPlace, "count")
+        return self.reduction(count_values, "count")
+
+    def sum(self) -> Any:
+        """``(key, sum of value * multiplicity)`` (``SUM(value) GROUP BY key``).
+
+        Raises:
+            RecordError: (while stepping) a value is not a number.
+        """
+        if self._in_place():
+            return self.add_operator(SumInPlace, "sum")
+        return self.reduction(sum_values, "sum")
+
+    def distinct(self) -> Any:
+        """Each ``(key, value)`` with positive multiplicity, once."""
+        if self._in_place():
+            return self.add_operator(
+                lambda inputs, output: ThresholdInPlace(inputs, output, _positive, "reduce"), "distinct")
+        return self.reduction(distinct_values, "distinct")
+
+    def threshold(self, f: Callable[[int], int]) -> Any:
+        """Each record with multiplicity ``f(m)``, where ``m`` is its accumulated multiplicity (Rust DD's
+        ``threshold``).
+
+        ``distinct_keys`` is ``threshold(lambda m: 1 if m > 0 else 0)``.
+        Records whose multiplicity cancels to zero are not passed to ``f``.
+        """
+        checked_function(f, "threshold")
+        if self._in_place():
+            return self.add_operator(lambda inputs, output: ThresholdInPlace(inputs, output, f, ""), "threshold")
+
+        def apply(values: Values) -> Values:
+            ((_, multiplicity),) = values
+            result = f(multiplicity)
+            if type(result) is not int:
+                raise RecordError(
+                    f"threshold's function must return an int multiplicity, but returned {result!r} for "
+                    f"{multiplicity}"
+                )
+            return [((), result)] if result else []
+
+        return self.map(lambda record: (record, ())).reduction(apply, "threshold").map(lambda pair: pair[0])
+
+    def distinct_keys(self) -> Any:
+        """Each record once if its multiplicity is positive: ``distinct`` for records that are not pairs."""
+        return self.threshold(_positive)
+
+    def consolidate(self) -> Any:
+        """One consolidated difference per finished version."""
+        return self.add_operator(Consolidate, "consolidate")
+
+    def count_total(self) -> Any:
+        """``(key, number of rows)`` per key, kept in place: one total per key (004).
+
+        Like SQL's ``COUNT(*) GROUP BY key``: a key whose rows cancel out has
+        no output. Equal to ``count()`` whenever multiplicities are not
+        negative (``count`` keeps a key's values, so that a key whose values
+        are there but add up to 0 counts 0).
+        """
+        rows = self.explode(lambda record: [((key_value(record, "count_total")[0], ROWS), 1)])
+        return rows.totals(lambda totals: totals.get(ROWS, 0) or None, "count_total")
+
+    def sum_total(self) -> Any:
+        """``(key, SUM(value))`` per key, in place and NULL-aware, as 004 describes.
+
+        Three kinds of totals per key: rows, non-NULL values, and their sum. No
+        rows: no output; rows but every value NULL (``None``): ``(key, None)``;
+        otherwise the sum. Values must be exact numbers (int, Fraction, Decimal),
+        so that sums cancel exactly when values are retracted.
+
+        Multiplicities are ints, so a value becomes an int multiplicity of a part
+        that says how to read it back (``_summand``): an int is itself; a Decimal
+        its digits, in a part per exponent (``3.95`` is 395 at exponent -2); a
+        Fraction its numerator, in a part per denominator.
+
+        Raises:
+            RecordError: (while stepping) a value is not an exact number or None,
+                or one key's values mix Fraction and Decimal (Python cannot add them).
+        """
+
+        def parts(record: Any) -> list:
+            key, value = key_value(record, "sum_total")
+            if value is None:
+                return [((key, ROWS), 1)]
+            part, amount = _summand(value, record)
+            return [((key, ROWS), 1), ((key, NON_NULL), 1), ((key, part), amount)]
+
+        def result(totals: dict) -> Any:
+            if not totals.get(ROWS):
+                return None
+            if not totals.get(NON_NULL):
+                return NULL
+            summands = [_SUMMANDS[part[1]](amount, part[2]) for part, amount in totals.items() if type(part) is tuple]
+            kinds = {type(summand) for summand in summands}
+            if Fraction in kinds and Decimal in kinds:
+                raise RecordError(
+                    f"sum_total cannot add Fractions and Decimals in one group (here {summands!r}); use one of them"
+                )
+            return sum(summands)
+
+        return self.explode(parts).totals(result, "sum_total")
+
+    def totals(self, result: Callable[[dict], Any], name: str) -> Any:
+        """Reduce ``(key, part)`` records, whose multiplicity is that part's total, to ``(key, result)`` (the
+        internal protocol: 004's in-place aggregates, here and in ``aggregate``).
+
+        ``result`` returns None for no output, ``NULL`` for a NULL output.
+        """
+
+        def reduce_totals(values: Values) -> Values:
+            value = result(dict(values))
+            if value is None:
+                return []
+            return [(None if value is NULL else value, 1)]
+
+        return self.reduction(reduce_totals, name)
+
+
+def _positive(multiplicity: int) -> int:
+    """``distinct``'s threshold: one copy of a record whose multiplicity is positive."""
+    return 1 if multiplicity > 0 else 0
+
+
+_SUMMANDS: dict[str, Callable[[int, int], Any]] = {
+    "int": lambda amount, _: amount,
+    "decimal": lambda digits, exponent: Decimal(digits).scaleb(exponent),
+    "fraction": lambda numerator, denominator: Fraction(numerator, denominator),
+}
+"""How ``sum_total`` reads a part's total back as a number: by kind, from the part's exponent or denominator."""
+
+
+def _summand(value: Any, record: Any) -> tuple[tuple[str, str, int], int]:
+    """``value`` as ``(part, int amount)``: the part is ``(SUM, kind, exponent or denominator)``."""
+    if type(value) is int:
+        return (SUM, "int", 0), value
+    if isinstance(value, Decimal) and value.is_finite():
+        exponent = value.as_tuple().exponent
+        return (SUM, "decimal", exponent), int(value.scaleb(-exponent))
+    if isinstance(value, Fraction):
+        return (SUM, "fraction", value.denominator), value.numerator
+    raise RecordError(
+        f"sum_total adds exact numbers, but got {value!r} in {record!r}; use int, Fraction or "
+        f"Decimal (for money, whole cents), or None for NULL"
+    )
+
+
+class _Null:
+    """SQL's NULL as an aggregate result, told apart from 'no output' inside ``totals``."""
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+NULL = _Null()

@@ -1,0 +1,314 @@
+"""Progress tracking: which versions can still arrive where, worked out once for the whole graph.
+
+Document 002 (from "v3: Versions and frontiers" to "v5/vFinal") has every
+operator pass frontier messages to the next: an operator's output frontier
+follows from its inputs', one message per operator per change. Timely
+dataflow, under Rust DD, tracks progress instead in one place, and final
+does the same:
+
+- A **location** is a place data can be: a *source* (an input, or an
+  operator's output) or a *target* (an operator's input, or the user's end
+  of a stream: an ``Output`` or a reader).
+- A **pointstamp** is a version at a location, counted. A message queued at
+  a target counts at its version until the operator has handled it; an
+  input's frontier elements count at the input; a version an operator keeps
+  data back for (a reduction's unfinished versions, say) counts at its
+  output as long as it does: a *capability* to send there. An operator that
+  keeps nothing back (a map, a join) holds no capability and costs nothing
+  when versions finish.
+- A **path summary** says what a path through the graph does to a version:
+  an edge leaves it as it is; inside an operator it stays too, except that
+  ``iterate``'s operators *extend* it with an iteration coordinate (ingress,
+  enter), *truncate* it (egress), or *increment* the iteration (feedback).
+- The **frontier** at a location is the least versions a pointstamp could
+  still become on its way there: the minimal ``s(p)`` over every pointstamp
+  ``p`` at some location ``l`` and every summary ``s`` of a path from ``l``.
+  A version no element of it is ``<=`` is finished at that location.
+
+The contract operators keep: an operator sends at a version only while a
+pointstamp of its own covers it, through its summary (the message it is
+handling, or a capability it holds), and an operator only ever sends at
+versions ``>=`` what caused them. So whatever will still arrive at a
+location is ``>=`` some element of its frontier: it is safe.
+
+Loops need no rule of their own. Around a loop the summary adds one
+iteration, so a loop's own data at ``(v, i)`` holds back its head only from
+``(v, i + 1)`` on, and when nothing inside the loop is at ``(v, _)`` any more
+the frontier jumps past all of ``v``'s iterations at once: the loop has
+converged at ``v``. Minimal summaries are found over simple paths: going
+around a cycle once more only adds iterations.
+
+Frontiers are computed when asked for, from the locations that hold
+pointstamps now (few, however large the graph), and kept until a count
+changes; the summaries from a location are worked out the first time it
+holds one. Rust DD's names: a version is a timestamp, this is timely's
+``reachability::Tracker``.
+"""
+
+from __future__ import annotations
+
+from .order import Antichain, Version, minimal
+
+STEPS = ("identity", "extend", "truncate", "increment")
+"""What a step of a path does to a version: nothing, add an iteration coordinate 0, drop the last
+coordinate, add one to the last coordinate."""
+
+
+class Summary:
+    """What a path does to a version of ``dimension`` coordinates: keep its first ``keep`` coordinates,
+    add ``add`` to the last of them, then append the coordinates ``tail``.
+
+    Every composition of the four steps has this form: extending appends a
+    0, incrementing adds 1 to the last coordinate (in the tail, if there is
+    one), and truncating drops the last coordinate (a tail's, else a kept
+    one, whose added amount goes with it).
+
+    >>> loop = Summary(1).then("extend").then("increment")
+    >>> loop.apply(Version(3)), loop.then("truncate").apply(Version(3))
+    (Version((3, 1)), Version(3))
+    >>> Summary(2).less_equal(Summary(2).then("increment")), Summary(2).then("increment").less_equal(Summary(2))
+    (True, False)
+    """
+
+    __slots__ = ("add", "dimension", "identity", "keep", "tail")
+
+    def __init__(self, dimension: int, keep: int | None = None, add: int = 0, tail: tuple[int, ...] = ()) -> None:
+        self.dimension = dimension
+        self.keep = dimension if keep is None else keep
+        self.add = add
+        self.tail = tail
+        self.identity = self.keep == dimension and not add and not tail
+        """Whether it leaves every version as it is: the common case, which ``apply`` need not build."""
+
+    def then(self, step: str) -> Summary:
+        """This path followed by one more ``step`` (one of ``STEPS``)."""
+        dimension, keep, add, tail = self.dimension, self.keep, self.add, self.tail
+        if step == "identity":
+            return self
+        if step == "extend":
+            return Summary(dimension, keep, add, (*tail, 0))
+        if step == "increment":
+            if tail:
+                return Summary(dimension, keep, add, (*tail[:-1], tail[-1] + 1))
+            return Summary(dimension, keep, add + 1)
+        if step != "truncate":
+            raise ValueError(f"a path step is one of {STEPS}, not {step!r}")
+        if tail:
+            return Summary(dimension, keep, add, tail[:-1])
+        return Summary(dimension, keep - 1)
+
+    def apply(self, version: Version) -> Version:
+        """The version this path turns ``version`` into."""
+        if self.identity:
+            return version
+        coords = tuple(version[: self.keep])
+        if self.add:
+            coords = (*coords[:-1], coords[-1] + self.add)
+        return Version.trusted(coords + self.tail)
+
+    def _terms(self) -> list[tuple[bool, int]]:
+        """Each coordinate it gives as ``(True, offset)`` (the input's coordinate there, plus the offset)
+        or ``(False, constant)``."""
+        kept = [(True, self.add if position == self.keep - 1 else 0) for position in range(self.keep)]
+        return kept + [(False, constant) for constant in self.tail]
+
+    def less_equal(self, other: Summary) -> bool:
+        """Whether this summary gives a version ``<=`` the one ``other`` gives, for every version (both
+        from and to the same dimensions)."""
+        for (mine_kept, mine), (theirs_kept, theirs) in zip(self._terms(), other._terms(), strict=True):
+            if mine_kept and not theirs_kept:  # an input coordinate can exceed any constant
+                return False
+            if mine > theirs:  # coordinates start at 0, so an offset or a constant is compared as it is
+                return False
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Summary):
+            return NotImplemented
+        return (self.dimension, self.keep, self.add, self.tail) == (other.dimension, other.keep, other.add, other.tail)
+
+    def __hash__(self) -> int:
+        return hash((self.dimension, self.keep, self.add, self.tail))
+
+    def __repr__(self) -> str:
+        return f"Summary({self.dimension}, keep={self.keep}, add={self.add}, tail={self.tail})"
+
+
+class ProgressTracker:
+    """The pointstamps of one graph, counted per location, and the frontiers they imply.
+
+    Invariant: ``_counts[l]`` maps each version with pointstamps at location
+    ``l`` to their number (positive; a version whose count reaches zero is
+    removed), and ``_active`` holds exactly the locations with any. ``epoch``
+    grows whenever a version appears at or leaves a location, so a frontier
+    worked out at the current epoch is still right. ``_paths[l]`` lists the
+    steps out of ``l``: ``(location, step)``. ``_reach[l]``, once worked
+    out, maps every location a path from ``l`` reaches to the minimal
+    summaries of such paths; it is forgotten when a path is added or removed.
+    """
+
+    def __init__(self) -> None:
+        self.epoch = 0
+        """How many times a version has appeared at or left a location: a frontier changes only with it."""
+        self._names: list[str] = []
+        self._dimensions: list[int] = []
+        self._paths: list[list[tuple[int, str]]] = []
+        self._counts: list[dict[Version, int]] = []
+        self._minimal: list[tuple[Version, ...] | None] = []
+        self._active: dict[int, None] = {}
+        self._reach: list[dict[int, tuple[Summary, ...]] | None] = []
+        self._frontiers: list[tuple[int, Antichain] | None] = []
+        self._inputs: dict[int, str] = {}
+
+    # -- the graph's shape ---------------------------------------------------
+
+    def add_location(self, dimension: int, name: str, input_name: str | None = None) -> int:
+        """A new location whose versions have ``dimension`` coordinates; returns its number. ``input_name``
+        is given for a graph's input, whose pointstamps its user moves."""
+        if input_name is not None:
+            self._inputs[len(self._names)] = input_name
+        self._names.append(name)
+        self._dimensions.append(dimension)
+        self._paths.append([])
+        self._counts.append({})
+        self._minimal.append(())
+        self._reach.append(None)
+        self._frontiers.append(None)
+        return len(self._names) - 1
+
+    def input_name(self, location: int) -> str | None:
+        """The name of the input ``location`` is, or None if it is not one of the graph's inputs."""
+        return self._inputs.get(location)
+
+    def name(self, location: int) -> str:
+        """What messages call ``location`` (``input 'trips'``, ``count #3``, ...)."""
+        return self._names[location]
+
+    def rename(self, location: int, name: str) -> None:
+        self._names[location] = name
+
+    def connect(self, start: int, end: int, step: str = "identity") -> None:
+        """A path from ``start`` to ``end`` doing ``step`` to versions: an edge, or an operator from one of
+        its inputs to its output."""
+        self._paths[start].append((end, step))
+        self._forget_paths()
+
+    def disconnect(self, start: int, end: int) -> None:
+        """Remove the path from ``start`` to ``end`` (fusion takes an operator out of the graph)."""
+        self._paths[start] = [(there, step) for there, step in self._paths[start] if there != end]
+        self._forget_paths()
+
+    def _forget_paths(self) -> None:
+        self._reach = [None] * len(self._reach)
+        self._frontiers = [None] * len(self._frontiers)
+
+    def reach(self, location: int) -> dict[int, tuple[Summary, ...]]:
+        """Every location a path from ``location`` reaches, with the minimal summaries of such paths (the
+        empty path included: a location reaches itself)."""
+        found = self._reach[location]
+        if found is None:
+            found = self._reach[location] = self._summarize(location)
+        return found
+
+    def _summarize(self, start: int) -> dict[int, tuple[Summary, ...]]:
+        """Depth first from ``start``, keeping at each location the summaries no other one found is below.
+
+        A path around a cycle adds an iteration, so its summary is above the
+        one without the cycle and the walk does not take it: it ends.
+        """
+        empty = Summary(self._dimensions[start])
+        found: dict[int, list[Summary]] = {start: [empty]}
+        stack = [(start, empty)]
+        while stack:
+            here, summary = stack.pop()
+            for there, step in self._paths[here]:
+                candidate = summary.then(step)
+                known = found.setdefault(there, [])
+                if any(other.less_equal(candidate) for other in known):
+                    continue
+                known[:] = [other for other in known if not candidate.less_equal(other)]
+                known.append(candidate)
+                stack.append((there, candidate))
+        return {location: tuple(summaries) for location, summaries in found.items()}
+
+    # -- counting ------------------------------------------------------------
+
+    def update(self, location: int, version: Version, delta: int) -> None:
+        """Add ``delta`` pointstamps at ``version`` to ``location``'s count."""
+        counts = self._counts[location]
+        total = counts.get(version, 0) + delta
+        if total:
+            counts[version] = total
+            if total != delta:  # the version was there already: no frontier can change
+                return
+            if len(counts) == 1:
+                self._active[location] = None
+        else:
+            del counts[version]
+            if not counts:
+                del self._active[location]
+        self._minimal[location] = None
+        self.epoch += 1
+
+    def held(self) -> dict[str, dict[Version, int]]:
+        """Every location holding pointstamps now, by name, with its counts: all the graph's progress."""
+        return {self._names[location]: dict(self._counts[location]) for location in self._active}
+
+    def pointstamps(self, location: int) -> dict[Version, int]:
+        """A copy of the counts at ``location``: version -> how many pointstamps."""
+        return dict(self._counts[location])
+
+    def _least_at(self, location: int) -> tuple[Version, ...]:
+        """The minimal versions with pointstamps at ``location``."""
+        least = self._minimal[location]
+        if least is None:
+            counts = self._counts[location]
+            least = self._minimal[location] = tuple(counts) if len(counts) == 1 else minimal(counts)
+        return least
+
+    # -- frontiers -------------------------------------------------------------
+
+    def frontier(self, location: int) -> Antichain:
+        """The versions that may still arrive at ``location``: the minimal ``s(p)`` over the pointstamps ``p``
+        anywhere and the summaries ``s`` of paths from there to here.
+
+        The same Antichain object comes back for as long as the frontier is
+        unchanged, so a caller can tell a change with ``is not``.
+        """
+        cached = self._frontiers[location]
+        if cached is not None and cached[0] == self.epoch:
+            return cached[1]
+        elements: list[Version] = []
+        for source in self._active:
+            summaries = self.reach(source).get(location)
+            if summaries is None:
+                continue
+            least = self._least_at(source)
+            for summary in summaries:
+                if summary.identity:
+                    elements += least
+                else:
+                    elements += map(summary.apply, least)
+        result = tuple(elements) if len(elements) <= 1 else minimal(elements)
+        if cached is not None and cached[1].elements == result:
+            frontier = cached[1]
+        else:
+            frontier = Antichain.trusted(result)
+        self._frontiers[location] = (self.epoch, frontier)
+        return frontier
+
+    def holding(self, location: int, version: Version) -> list[tuple[int, Antichain]]:
+        """The locations whose pointstamps keep ``version`` from finishing at ``location``, each with the
+        minimal versions it holds: those from which a path reaches here at or before ``version``."""
+        holding = []
+        for source in self._active:
+            least = self._least_at(source)
+            for summary in self.reach(source).get(location, ()):
+                if any(summary.apply(held).less_equal(version) for held in least):
+                    holding.append((source, Antichain.trusted(least)))
+                    break
+        return holding
+
+    def upstream(self, location: int) -> list[int]:
+        """Every location from which a path reaches ``location``, in the order they were made."""
+        return [source for source in range(len(self._names)) if location in self.reach(source)]

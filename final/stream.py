@@ -1,0 +1,168 @@
+"""The stream API: what a program chains to build a dataflow (``stream.map(f).join(other).count()``).
+
+``DifferenceStreamBuilder`` is a stream under construction, in a scope of a
+graph. Its operator methods come from the operator families of
+``final.operators``, each family's methods beside its operators
+(``LinearMethods``, ``ReduceMethods``, ...; ``final.operators.FAMILIES``);
+this module adds what every family needs: wiring an operator
+(``add_operator``), bringing a stream into a loop (``enter``), and the ends
+of a graph (``output``, ``connect_reader``). Source: document 002, "v2:
+Constructing dataflow graphs" (the builder), "v4" (``enter``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from .collection import Record
+from .errors import GraphError
+from .operators import FAMILIES
+from .operators.base import Operator, StreamMethods
+from .operators.iterate import Enter
+from .order import Version
+from .sessions import Output
+
+if TYPE_CHECKING:
+    from .graph import DifferenceStreamReader, DifferenceStreamWriter, GraphBuilder, Scope
+    from .trace import Arrangement
+
+
+class DifferenceStreamBuilder(*FAMILIES):
+    """A stream under construction: each operator method adds a vertex and returns its output stream.
+
+    ``builder``, ``writer`` and ``scope`` are the graph's builder, the
+    stream's writer (an input's, or an operator's output) and the scope it
+    lives in.
+    """
+
+    def __init__(self, builder: GraphBuilder, writer: DifferenceStreamWriter, scope: Scope) -> None:
+        self.builder = builder
+        self.writer = writer
+        self.scope = scope
+        self._entered: dict[Scope, DifferenceStreamBuilder] = {}
+
+    def stream_of(self, writer: DifferenceStreamWriter, scope: Scope) -> DifferenceStreamBuilder:
+        """A stream of this builder from ``writer``, in ``scope`` (the internal protocol: a loop's feedback edge)."""
+        return DifferenceStreamBuilder(self.builder, writer, scope)
+
+    def with_arrangement(self, arrangement: Arrangement) -> ArrangedStream:
+        """This stream, marked as kept in ``arrangement`` (the internal protocol: ``arrange``)."""
+        return ArrangedStream(self.builder, self.writer, self.scope, arrangement)
+
+    def add_operator(
+        self, make: Callable[[list[DifferenceStreamReader], DifferenceStreamWriter], Operator], name: str,
+        others: Iterable[StreamMethods] = (), scope: Scope | None = None, output: DifferenceStreamWriter | None = None,
+    ) -> DifferenceStreamBuilder:
+        """Wire a new operator called ``name`` that reads this stream and ``others``; return its output stream.
+
+        The output is in ``scope`` (by default the innermost scope of the
+        streams read); streams from enclosing scopes are entered into the
+        innermost one first (the internal protocol).
+
+        Raises:
+            GraphError: the graph is finalized, a stream comes from another
+                builder, or from a loop that was already built.
+        """
+        streams = [self, *others]
+        self.builder.check_building("adding an operator")
+        for stream in streams:
+            if stream.builder is not self.builder:
+                raise GraphError(
+                    "an operator's inputs come from different GraphBuilders; build every "
+                    "stream of one computation from one builder"
+                )
+        inner = max((stream.scope for stream in streams), key=lambda scope: scope.depth)
+        for stream in streams:
+            stream._check_enters(inner)
+        for stream in streams:
+            stream._check_open(name)
+        readers = [stream.enter(inner).writer.new_reader() for stream in streams]
+        scope = scope or inner
+        writer = self.builder.add_operator(make, readers, scope, name, output)
+        return DifferenceStreamBuilder(self.builder, writer, scope)
+
+    def enter(self, scope: Scope) -> DifferenceStreamBuilder:
+        """This stream brought into ``scope``, nested inside its own (Rust DD's ``enter``).
+
+        Each level extends versions with iteration 0, where the stream's
+        collection stays for every iteration. Made once per scope and shared.
+
+        Raises:
+            GraphError: ``scope`` is not nested inside this stream's scope.
+        """
+        if scope is self.scope:
+            return self
+        self._check_enters(scope)
+        if scope not in self._entered:
+            self._entered[scope] = self.enter(scope.parent).add_operator(Enter, "enter", scope=scope)
+        return self._entered[scope]
+
+    def _check_enters(self, scope: Scope) -> None:
+        """Raise a GraphError unless this stream can be brought into ``scope``: it is this stream's, or nested in it."""
+        if not self.scope.encloses(scope):
+            raise GraphError(
+                "a stream built inside one iterate body is combined with a stream of another loop "
+                "it is not nested in; only the stream iterate returns leaves its loop"
+            )
+
+    def _check_open(self, what: str) -> None:
+        """Raise a GraphError if this stream is inside a loop that ``iterate`` has finished building."""
+        scope = self.scope
+        while scope is not None:
+            if scope.closed:
+                raise GraphError(
+                    f"{what} reads a stream built inside an iterate body, after the loop was built; its versions "
+                    f"count iterations. Use the stream iterate returns, or build this inside the body"
+                )
+            scope = scope.parent
+
+    def connect_reader(self) -> DifferenceStreamReader:
+        """A new reader of this stream, for the user to read outputs from (002's API).
+
+        Raises:
+            GraphError: the graph is already finalized, or this stream is inside a finished loop.
+        """
+        self.builder.check_building("connect_reader")
+        self._check_open("connect_reader")
+        return self.writer.new_reader(counted=False)
+
+    def output(
+        self, name: str | None = None, on_version: Callable[[Version, dict[Record, int]], None] | None = None,
+        history: bool = True,
+    ) -> Output:
+        """An ``Output`` handle that keeps this stream's consolidated result, version by version.
+
+        ``name`` (by default ``output0``, ...) is what diagrams and messages
+        call it; ``on_version(version, changes)`` is called for every version
+        at which the result changed, once the version is finished, in order.
+        With ``history=False`` only the current snapshot is kept, for
+        programs that run for many versions.
+
+        Raises:
+            GraphError: the graph is already finalized, the name is taken, or
+                this stream is inside a loop (read the stream ``iterate`` returns).
+        """
+        builder = self.builder
+        builder.check_building("output")
+        if self.scope.depth:
+            self._check_open("output")
+            raise GraphError(
+                "output reads a stream inside an iterate body, whose versions count iterations; "
+                "take the output of the stream iterate returns"
+            )
+        name = builder.checked_name(name, f"output{len(builder.outputs)}", "output")
+        reader = self.writer.new_reader(counted=False)
+        output = Output(reader, name, on_version, history)
+        reader.owner = output
+        builder.add_output(output)
+        return output
+
+
+class ArrangedStream(DifferenceStreamBuilder):
+    """A stream with a shared ``Arrangement`` of its contents, made by ``arrange()``: joins read it there."""
+
+    def __init__(self, builder: GraphBuilder, writer: DifferenceStreamWriter, scope: Scope,
+                 arrangement: Arrangement) -> None:
+        super().__init__(builder, writer, scope)
+        self.arrangement = arrangement
