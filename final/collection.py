@@ -50,12 +50,14 @@ enough that a body which never converges fails in seconds rather than hanging.""
 class Collection:
     """An immutable multiset of records with signed multiplicities.
 
-    Invariant: ``_updates`` is a list of ``(record, int)`` pairs that nothing
+    Invariant: ``updates`` is a list of ``(record, int)`` pairs that nothing
     mutates after construction; it may hold repeats and zeros (``consolidate``
-    removes them).
+    removes them). It is the list itself, not a copy: operators read messages
+    through it (the internal protocol, ``final.operators.base``); read it,
+    never change it, or iterate the collection instead.
     """
 
-    __slots__ = ("_updates",)
+    __slots__ = ("updates",)
 
     def __init__(self, updates: Iterable[Update] = ()) -> None:
         """Copy and check ``updates``, a list of ``(record, multiplicity)`` pairs.
@@ -73,7 +75,7 @@ class Collection:
             ) from None
         if not _well_formed(updates):
             updates = [_checked_update(update) for update in updates]  # finds the first bad one and says why
-        self._updates: list[Update] = updates
+        self.updates: list[Update] = updates
 
     @classmethod
     def trusted(cls, updates: list[Update]) -> Collection:
@@ -84,24 +86,16 @@ class Collection:
         it afterwards.
         """
         collection = cls.__new__(cls)
-        collection._updates = updates
+        collection.updates = updates
         return collection
 
-    @property
-    def updates(self) -> list[Update]:
-        """The ``(record, multiplicity)`` pairs themselves, not a copy: read them, never change them.
-
-        Operators read messages through this (the internal protocol); a
-        program can iterate the collection instead.
-        """
-        return self._updates
 
     def __iter__(self) -> Iterator[Update]:
-        return iter(self._updates)
+        return iter(self.updates)
 
     def __len__(self) -> int:
         """The number of physical updates, repeats and zeros included."""
-        return len(self._updates)
+        return len(self.updates)
 
     def __eq__(self, other: object) -> bool:
         """Logical equality: both consolidate to the same multiset."""
@@ -112,34 +106,34 @@ class Collection:
     __hash__ = None  # equal collections may differ physically; they are not dict keys
 
     def __repr__(self) -> str:
-        return f"Collection({self._updates!r})"
+        return f"Collection({self.updates!r})"
 
     def as_dict(self) -> dict[Record, Multiplicity]:
         """The consolidated collection as ``{record: multiplicity}``, zeros dropped."""
-        return dict(self.consolidate()._updates)
+        return dict(self.consolidate().updates)
 
     # -- linear operators: f(a + b) == f(a) + f(b) ----------------------------
 
     def concat(self, other: Collection) -> Collection:
         """The multiset sum of two collections (SQL's ``UNION ALL``)."""
-        return Collection.trusted(self._updates + _checked_collection(other, "concat")._updates)
+        return Collection.trusted(self.updates + _checked_collection(other, "concat").updates)
 
     def negate(self) -> Collection:
         """Every multiplicity times -1, so ``a.concat(b.negate())`` is ``a - b``."""
-        return Collection.trusted([(record, -multiplicity) for record, multiplicity in self._updates])
+        return Collection.trusted([(record, -multiplicity) for record, multiplicity in self.updates])
 
     def map(self, f: Callable[[Record], Record]) -> Collection:
         """``f(record)`` for every record, multiplicities unchanged."""
-        return Collection.trusted([(f(record), multiplicity) for record, multiplicity in self._updates])
+        return Collection.trusted([(f(record), multiplicity) for record, multiplicity in self.updates])
 
     def filter(self, predicate: Callable[[Record], bool]) -> Collection:
         """The records for which ``predicate(record)`` is true."""
-        return Collection.trusted([update for update in self._updates if predicate(update[0])])
+        return Collection.trusted([update for update in self.updates if predicate(update[0])])
 
     def flat_map(self, f: Callable[[Record], Iterable[Record]]) -> Collection:
         """Every record ``f(record)`` yields, each with the input's multiplicity."""
         return Collection.trusted(
-            [(output, multiplicity) for record, multiplicity in self._updates for output in f(record)]
+            [(output, multiplicity) for record, multiplicity in self.updates for output in f(record)]
         )
 
     # -- operators that look at the whole collection --------------------------
@@ -151,7 +145,7 @@ class Collection:
             RecordError: a record is not hashable.
         """
         totals: defaultdict[Record, Multiplicity] = defaultdict(int)
-        for record, multiplicity in self._updates:
+        for record, multiplicity in self.updates:
             totals[hashable(record, "consolidate")] += multiplicity
         return Collection.trusted([(record, total) for record, total in totals.items() if total != 0])
 
@@ -164,11 +158,11 @@ class Collection:
             RecordError: a record is not a ``(key, value)`` pair with a hashable key.
         """
         index: defaultdict[Key, Values] = defaultdict(list)
-        for record, multiplicity in _checked_collection(other, "join")._updates:
+        for record, multiplicity in _checked_collection(other, "join").updates:
             key, value = key_value(record, "join")
             index[key].append((value, multiplicity))
         result = []
-        for record, multiplicity in self._updates:
+        for record, multiplicity in self.updates:
             key, value = key_value(record, "join")
             for other_value, other_multiplicity in index.get(key, ()):
                 result.append(((key, (value, other_value)), multiplicity * other_multiplicity))
@@ -185,7 +179,7 @@ class Collection:
                 not hashable.
         """
         groups: defaultdict[Key, defaultdict[Value, Multiplicity]] = defaultdict(lambda: defaultdict(int))
-        for record, multiplicity in self._updates:
+        for record, multiplicity in self.updates:
             key, value = key_value(record, "reduce")
             groups[key][hashable(value, "reduce")] += multiplicity
         result = []
@@ -347,9 +341,11 @@ def checked_pairs(updates: list[Update], operator: str) -> None:
     """
     try:
         if len(updates) <= FEW:
-            if all(type(record) is tuple and len(record) == 2 for record, _ in updates):
-                for record, _ in updates:
-                    hash(record)
+            for record, _ in updates:
+                if type(record) is not tuple or len(record) != 2:
+                    break
+                hash(record)
+            else:
                 return
         else:
             records = tuple(map(itemgetter(0), updates))

@@ -111,9 +111,12 @@ class Status:
         self.failure: str | None = None
         self._watchers: list[Callable[[], None]] = []
 
-    def check(self, what: str) -> None:
-        """Raise ``BrokenGraphError`` if the graph has failed: ``what`` cannot be done any more."""
+    def check(self, what: str, input_name: str | None = None) -> None:
+        """Raise ``BrokenGraphError`` if the graph has failed: ``what`` (to the input ``input_name``, if given)
+        cannot be done any more."""
         if self.failure is not None:
+            if input_name is not None:
+                what = f"{what} input {input_name!r}"
             raise BrokenGraphError(
                 f"cannot {what}: this graph failed earlier ({self.failure}), so its operators may hold part of "
                 f"that work. Build the graph again; its outputs still answer for the versions they finished"
@@ -264,7 +267,7 @@ class DifferenceStreamWriter:
             RecordError: ``collection`` is not a Collection; nothing is sent.
             BrokenGraphError: the graph failed earlier.
         """
-        self.status.check(f"send data to input {self.name!r}")
+        self.status.check("send data to", self.name)
         checked_version(version, VersionError, "the version of sent data", self.dimension)
         if not self._frontier.less_equal_version(version):
             raise VersionError(
@@ -288,7 +291,7 @@ class DifferenceStreamWriter:
                 dimensions, or is behind the current frontier; nothing changes.
             BrokenGraphError: the graph failed earlier.
         """
-        self.status.check(f"move the frontier of input {self.name!r}")
+        self.status.check("move the frontier of", self.name)
         frontier = checked_frontier(frontier, "a frontier", self.dimension)
         if not self._frontier.less_equal(frontier):
             raise FrontierError(
@@ -324,11 +327,7 @@ class DifferenceStreamWriter:
         """Move an input's frontier to ``frontier``, which is at or after it, without checks (the internal
         protocol: for input sessions, which check versions themselves)."""
         before, self._frontier = self._frontier, frontier
-        update = self.progress.update
-        for version in frontier.elements:
-            update(self.location, version, 1)
-        for version in before.elements:
-            update(self.location, version, -1)
+        self.progress.move(self.location, before.elements, frontier.elements)
 
     def new_reader(self, counted: bool = True) -> DifferenceStreamReader:
         """A new reader of every message sent from now on; ``counted`` if an operator reads it."""
@@ -408,8 +407,11 @@ class Graph:
         self._status = status
         self.progress = progress
         """The graph's progress tracker (``final.progress``): pointstamps and frontiers at every location."""
+        self._loops = any(scope.depth for scope in scopes.values())
         for number, operator in enumerate(operators):
             operator.number = number
+            reached = progress.reach(operator.output.location)
+            operator.in_cycle = any(reader.location in reached for reader in operator.inputs)
             progress.rename(operator.output.location, operator.label)
             for side, reader in enumerate(operator.inputs):
                 port = f" {side}" if len(operator.inputs) > 1 else ""
@@ -510,6 +512,8 @@ class Graph:
         self._status.check("run")
         for session in self._sessions:
             session.flush()
+        if not self._loops:  # every change an operator makes reaches only operators after it: one step will do
+            return 1 if self.step() else 0
         for steps in range(max_steps):
             if not self.step():
                 return steps

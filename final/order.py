@@ -348,6 +348,8 @@ def as_version(version: Any, dimension: int, what: str = "a version from join_fu
     Raises:
         VersionError: it is none of these, or it has another number of coordinates (``what`` names it).
     """
+    if type(version) is int and dimension == 1 and version >= 0:  # the common case, a plain int
+        return tuple.__new__(Version, (version,))
     if type(version) is not Version:
         version = Version(version)
     return checked_version(version, VersionError, what, dimension)

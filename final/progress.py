@@ -134,6 +134,11 @@ class Summary:
         return f"Summary({self.dimension}, keep={self.keep}, add={self.add}, tail={self.tail})"
 
 
+UNCHANGED = (Summary(1),)
+"""What ``ProgressTracker.reach`` gives for a location only reached by paths that leave versions as they are
+(the common case, told apart by identity so that ``frontier`` applies no summary)."""
+
+
 class ProgressTracker:
     """The pointstamps of one graph, counted per location, and the frontiers they imply.
 
@@ -159,6 +164,7 @@ class ProgressTracker:
         self._reach: list[dict[int, tuple[Summary, ...]] | None] = []
         self._frontiers: list[tuple[int, Antichain] | None] = []
         self._inputs: dict[int, str] = {}
+        self._last = Antichain.trusted(())
 
     # -- the graph's shape ---------------------------------------------------
 
@@ -204,7 +210,8 @@ class ProgressTracker:
 
     def reach(self, location: int) -> dict[int, tuple[Summary, ...]]:
         """Every location a path from ``location`` reaches, with the minimal summaries of such paths (the
-        empty path included: a location reaches itself)."""
+        empty path included: a location reaches itself), or ``UNCHANGED`` where the one minimal path leaves
+        versions as they are."""
         found = self._reach[location]
         if found is None:
             found = self._reach[location] = self._summarize(location)
@@ -229,7 +236,10 @@ class ProgressTracker:
                 known[:] = [other for other in known if not candidate.less_equal(other)]
                 known.append(candidate)
                 stack.append((there, candidate))
-        return {location: tuple(summaries) for location, summaries in found.items()}
+        return {
+            location: UNCHANGED if len(summaries) == 1 and summaries[0].identity else tuple(summaries)
+            for location, summaries in found.items()
+        }
 
     # -- counting ------------------------------------------------------------
 
@@ -241,12 +251,30 @@ class ProgressTracker:
             counts[version] = total
             if total != delta:  # the version was there already: no frontier can change
                 return
-            if len(counts) == 1:
-                self._active[location] = None
+            self._active[location] = None
         else:
             del counts[version]
             if not counts:
                 del self._active[location]
+        self._minimal[location] = None
+        self.epoch += 1
+
+    def move(self, location: int, removed: tuple[Version, ...], added: tuple[Version, ...]) -> None:
+        """Replace one pointstamp at each version of ``removed`` by one at each of ``added``, at ``location``: an
+        input's frontier moving forward, in one change."""
+        counts = self._counts[location]
+        for version in added:
+            counts[version] = counts.get(version, 0) + 1
+        for version in removed:
+            total = counts[version] - 1
+            if total:
+                counts[version] = total
+            else:
+                del counts[version]
+        if counts:
+            self._active[location] = None
+        else:
+            self._active.pop(location, None)
         self._minimal[location] = None
         self.epoch += 1
 
@@ -279,21 +307,24 @@ class ProgressTracker:
         if cached is not None and cached[0] == self.epoch:
             return cached[1]
         elements: list[Version] = []
+        reach, minimal_at = self._reach, self._minimal
         for source in self._active:
-            summaries = self.reach(source).get(location)
+            summaries = (reach[source] or self.reach(source)).get(location)
             if summaries is None:
                 continue
-            least = self._least_at(source)
-            for summary in summaries:
-                if summary.identity:
-                    elements += least
-                else:
+            least = minimal_at[source] or self._least_at(source)
+            if summaries is UNCHANGED:
+                elements += least
+            else:
+                for summary in summaries:
                     elements += map(summary.apply, least)
         result = tuple(elements) if len(elements) <= 1 else minimal(elements)
         if cached is not None and cached[1].elements == result:
             frontier = cached[1]
+        elif self._last.elements == result:  # most locations share a few frontiers: reuse the last one made
+            frontier = self._last
         else:
-            frontier = Antichain.trusted(result)
+            frontier = self._last = Antichain.trusted(result)
         self._frontiers[location] = (self.epoch, frontier)
         return frontier
 
@@ -303,7 +334,8 @@ class ProgressTracker:
         holding = []
         for source in self._active:
             least = self._least_at(source)
-            for summary in self.reach(source).get(location, ()):
+            summaries = self.reach(source).get(location, ())
+            for summary in (Summary(len(least[0])),) if summaries is UNCHANGED else summaries:
                 if any(summary.apply(held).less_equal(version) for held in least):
                     holding.append((source, Antichain.trusted(least)))
                     break

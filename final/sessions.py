@@ -118,7 +118,9 @@ class InputSession:
             BrokenGraphError: the graph failed earlier.
         """
         writer = self._writer
-        writer.status.check(f"flush input {self.name!r}")
+        writer.status.check("flush", writer.name)
+        if not self._buffer:
+            return
         buffer, self._buffer, self._current = self._buffer, {}, None
         versions = buffer.items() if len(buffer) == 1 else sorted(buffer.items(), key=lambda item: tuple(item[0]))
         for version, changes in versions:
@@ -140,7 +142,7 @@ class InputSession:
             FrontierError: ``version`` is behind the current version.
             BrokenGraphError: the graph failed earlier.
         """
-        self._writer.status.check(f"advance input {self.name!r}")
+        self._writer.status.check("advance", self._writer.name)
         version = as_version(version, self._writer.dimension, "the version to advance to")
         frontier = self.frontier
         if not frontier.less_equal_version(version):
@@ -164,7 +166,7 @@ class InputSession:
                 f"input {self.name!r} has no current version: it is closed, or its frontier {self.frontier} has "
                 f"several elements; use update_at(record, version, diff)"
             )
-        self._writer.status.check(f"change input {self.name!r}")
+        self._writer.status.check("change", self._writer.name)
         changes = self._buffer.get(version)
         if changes is None:
             changes = self._buffer[version] = {}

@@ -232,6 +232,36 @@ class Index:
                             output.append(((key, (value, other_value)), multiplicity * other_multiplicity))
         return result
 
+    def meet(self, version: Version, updates: list[Update], left: bool = True) -> dict[Version, list[Update]]:
+        """A difference at ``version`` joined with this index: ``((key, (a, b)), m_a * m_b)`` for each update
+        ``((key, a), m_a)`` and each ``(b, m_b)`` here under ``key`` (``(b, a)`` if not ``left``), at the join
+        of the two versions.
+
+        ``join`` for a difference not indexed yet: it costs time in proportion to the updates and what they
+        meet, with nothing built for them.
+        """
+        values = self._values
+        result: dict[Version, list[Update]] = {}
+        joins: dict[Version, Version] = {}  # few distinct versions, met once per update
+        for (key, value), multiplicity in updates:
+            versions = values.get(key)
+            if versions is None or not multiplicity:
+                continue
+            for other_version, entries in versions.items():
+                joined = joins.get(other_version)
+                if joined is None:
+                    joined = joins[other_version] = version.join(other_version)
+                output = result.get(joined)
+                if output is None:
+                    output = result[joined] = []
+                if left:
+                    for other, other_multiplicity in entries.items():
+                        output.append(((key, (value, other)), multiplicity * other_multiplicity))
+                else:
+                    for other, other_multiplicity in entries.items():
+                        output.append(((key, (other, value)), other_multiplicity * multiplicity))
+        return result
+
     def compact(self, frontier: Antichain) -> list[Key]:
         """Advance the versions of every key that gained one since the last compaction by ``frontier``, and merge.
 
@@ -252,6 +282,8 @@ class Index:
             return []
         values = self._values
         advance = frontier.advance
+        # With one coordinate advancing is a max: inlined, as it runs for every version of every changed key.
+        least = frontier.elements[0] if len(frontier.elements) == 1 and len(frontier.elements[0]) == 1 else None
         emptied = []
         for key in self._dirty:
             versions = values.get(key)
@@ -259,7 +291,10 @@ class Index:
                 continue
             compacted: dict[Version, dict[Value, Multiplicity]] = {}
             for version, entries in versions.items():
-                advanced = advance(version)
+                if least is None:
+                    advanced = advance(version)
+                else:
+                    advanced = version if version[0] >= least[0] else least
                 into = compacted.get(advanced)
                 if into is None:
                     compacted[advanced] = entries

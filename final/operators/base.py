@@ -158,6 +158,12 @@ class Operator:
     ``reduce``); empty for operators that take any record."""
     step = "identity"
     """What the operator does to versions, from input to output (``final.progress.STEPS``)."""
+    always_waits = False
+    """Whether it acts on every move of its input frontier, not only while it keeps data back (``pending``):
+    operators whose indexes compact as versions finish."""
+    in_cycle = False
+    """Whether a path leads from its output back to its inputs (it is inside a loop), set by ``finalize``:
+    then what it keeps back must be counted before it reads its own frontier."""
 
     def __init__(self, inputs: list[DifferenceStreamReader], output: DifferenceStreamWriter) -> None:
         self.inputs = inputs
@@ -197,13 +203,25 @@ class Operator:
                 handled += 1
                 version = message.version
                 if reader.logic is None:
-                    self._take(side, version, message.collection)
-                else:
-                    for output_version, updates in apply_logic(reader.logic, version, message.collection.updates, self):
-                        if updates:
-                            self._take(side, output_version, Collection.trusted(updates))
+                    taken = ((version, message.collection),)
+                else:  # the linear operators fused in front of this input
+                    taken = [(output_version, Collection.trusted(updates)) for output_version, updates
+                             in apply_logic(reader.logic, version, message.collection.updates, self) if updates]
+                for at, collection in taken:
+                    if self.needs_pairs:
+                        try:
+                            checked_pairs(collection.updates, self.needs_pairs)
+                        except DataflowError as error:
+                            self._fail(error, f"at version {at}")
+                    try:
+                        self.on_data(side, at, collection)
+                    except Exception as error:
+                        self._fail(error, f"at version {at}")
                 update(reader.location, version, -1)
-        if self.waits():
+        pending = self.pending
+        if pending or self.always_waits:
+            if self.in_cycle and pending is not None:  # around the loop, what it holds back holds back its input
+                pending.hold()
             frontier = self.progress.frontier(self.watched)
             if frontier is not self.input_frontier:
                 self.input_frontier = frontier
@@ -211,20 +229,9 @@ class Operator:
                     self.on_frontier(frontier)
                 except Exception as error:
                     self._fail(error, f"finishing the versions before {plain(frontier)}")
-                if self.pending is not None:
-                    self.pending.release()
+        if pending is not None:
+            pending.settle()
         return handled
-
-    def _take(self, side: int, version: Version, collection: Collection) -> None:
-        if self.needs_pairs:
-            try:
-                checked_pairs(collection.updates, self.needs_pairs)
-            except DataflowError as error:
-                self._fail(error, f"at version {version}")
-        try:
-            self.on_data(side, version, collection)
-        except Exception as error:
-            self._fail(error, f"at version {version}")
 
     @property
     def label(self) -> str:
@@ -250,10 +257,6 @@ class Operator:
             )
         failure.operator = self.label
         raise failure from error
-
-    def waits(self) -> bool:
-        """Whether it has something to do when versions finish: by default, whether it keeps data back."""
-        return self.pending is not None and bool(self.pending)
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         """Handle a difference collection arriving on input ``side`` at ``version``."""
@@ -286,15 +289,16 @@ def plain(frontier: Antichain) -> str:
     return "{" + ", ".join(str(v[0]) if len(v) == 1 else str(tuple(v)) for v in frontier.elements) + "}"
 
 
-class Pending:
-    """What an operator keeps back, by version, each version a capability at the operator's output.
+class Pending(dict):
+    """What an operator keeps back, by version (a dict of version -> what is kept), each version a
+    capability at the operator's output.
 
     A version kept here is one the operator will still send at (or, for a
     loop's feedback, one iteration on: ``capability``), so the progress
     tracker counts a pointstamp there for as long as it is kept: no frontier
     downstream passes it too early. ``pop_finished`` takes the versions the
     frontier has passed; ``release`` drops their pointstamps once the
-    operator has sent what they held (``Operator.run`` calls it).
+    operator has sent what they held (``Operator.run`` calls ``settle``).
 
     In a total order (one coordinate) the finished versions are the least
     ones, so they come off the top of a min-heap, each in ``O(log n)``: a long
@@ -302,13 +306,14 @@ class Pending:
     nothing per frontier until they come due. With partially ordered versions
     every pending version is checked against the frontier.
 
-    Invariant: ``_entries`` maps each pending version to what is kept for it,
-    and the tracker counts one pointstamp for each (at ``capability(version)``)
-    or for each version popped and not released yet (``_popped``); in a total
-    order ``_heap`` holds ``(coordinate, version)`` for each pending version.
+    Invariant: the tracker counts one pointstamp (at ``capability(version)``)
+    for each pending version but those made since the last ``hold``
+    (``_unheld``), and for each version popped and not released yet
+    (``_popped``); in a total order ``_heap`` holds ``(coordinate, version)``
+    for each pending version.
     """
 
-    __slots__ = ("_capability", "_entries", "_heap", "_location", "_make", "_popped", "_update")
+    __slots__ = ("_capability", "_heap", "_location", "_make", "_popped", "_unheld", "_update")
 
     def __init__(self, holder: Operator | None, make: Callable[[], Any], dimension: int | None = None,
                  capability: Callable[[Version], Version] | None = None) -> None:
@@ -316,7 +321,7 @@ class Pending:
         is what is kept for a new one (a list, a set); ``capability(version)`` is the version it will send
         at, if not ``version`` itself. Without a holder (an ``Output`` keeping unfinished versions) nothing is
         held, and ``dimension`` says how many coordinates versions have."""
-        self._entries: dict[Version, Any] = {}
+        super().__init__()
         if holder is not None:
             dimension = holder.output.dimension
         self._heap: list[tuple[int, Version]] | None = [] if dimension == 1 else None
@@ -325,41 +330,60 @@ class Pending:
         self._update = holder.progress.update if holder is not None else None
         self._location = holder.output.location if holder is not None else None
         self._popped: list[Version] = []
-
-    def __bool__(self) -> bool:
-        return bool(self._entries)
+        self._unheld: set[Version] = set()
 
     def at(self, version: Version) -> Any:
         """What is kept for ``version``, made (and the version held) if there is nothing yet."""
-        entry = self._entries.get(version)
+        entry = self.get(version)
         if entry is None:
-            entry = self._entries[version] = self._make()
+            entry = self[version] = self._make()
             if self._heap is not None:
                 heappush(self._heap, (version[0], version))
             if self._update is not None:
-                self._update(self._location, version if self._capability is None else self._capability(version), 1)
+                self._unheld.add(version)
         return entry
 
-    def versions(self) -> Iterable[Version]:
-        return self._entries.keys()
+    def hold(self) -> None:
+        """Count a pointstamp for every version made since the last ``hold`` and still pending.
+
+        ``Operator.run`` calls it at the end of the operator's turn (and, in
+        a loop, before it reads its frontier): an operator that is not in a
+        loop does not hold back its own input, and no other operator reads a
+        frontier during its turn, so a version that arrives and finishes in
+        one turn is never counted at all.
+        """
+        if self._unheld:
+            capability, update, location = self._capability, self._update, self._location
+            for version in self._unheld:
+                if version in self:
+                    update(location, version if capability is None else capability(version), 1)
+            self._unheld.clear()
 
     def size(self) -> int:
         """How many versions are pending, plus everything kept for them."""
-        return sum(1 + len(entry) for entry in self._entries.values())
+        return sum(1 + len(entry) for entry in self.values())
+
+    def settle(self) -> None:
+        """At the end of the operator's turn: ``release`` the versions it finished, ``hold`` the new ones."""
+        if self._popped:
+            self.release()
+        if self._unheld:
+            self.hold()
 
     def pop_finished(self, frontier: Antichain) -> list[tuple[Version, Any]]:
         """Remove the versions ``frontier`` has passed; return them, each after every version less than it,
         with what was kept for them. They stay held until ``release``."""
         if self._heap is None:
-            done = sorted((v for v in self._entries if not frontier.less_equal_version(v)), key=tuple)
+            done = sorted((v for v in self if not frontier.less_equal_version(v)), key=tuple)
         else:
             heap, done = self._heap, []
             bound = frontier.elements[0][0] if frontier.elements else None  # None: everything is finished
             while heap and (bound is None or heap[0][0] < bound):
                 done.append(heappop(heap)[1])
         if self._update is not None:
-            self._popped += done
-        return [(version, self._entries.pop(version)) for version in done]
+            unheld = self._unheld
+            self._popped += [version for version in done if version not in unheld]
+        return [(version, self.pop(version)) for version in done]
 
     def release(self) -> None:
         """Drop the pointstamps of the versions ``pop_finished`` took: their data has been sent."""

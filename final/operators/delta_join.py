@@ -61,6 +61,8 @@ class DeltaJoin(Operator):
     input ``j`` by ``key(record)``.
     """
 
+    always_waits = True  # its arrangements compact as versions finish
+
     def __init__(self, inputs: list, output: DifferenceStreamWriter, constraints: list[Constraint]) -> None:
         super().__init__(inputs, output)
         self._plans = [_plan(start, len(inputs), constraints) for start in range(len(inputs))]
@@ -104,9 +106,6 @@ class DeltaJoin(Operator):
                     extended = {**bound, step.target: record}
                     if all(_equal(left(extended[i]), right(extended[j])) for i, left, j, right in step.checks):
                         yield extended, joined.join(other_version), multiplicity * other_multiplicity
-
-    def waits(self) -> bool:
-        return True  # its arrangements compact as versions finish
 
     def on_frontier(self, frontier: Antichain) -> None:
         for arrangement in self._arrangements.values():

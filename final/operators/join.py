@@ -23,7 +23,8 @@ Source: document 002, "v1" (the join expansion), "v3" and "v5/vFinal"
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from ..collection import Collection
@@ -41,15 +42,26 @@ class _OwnIndex:
     def __init__(self) -> None:
         self.index = Index()
 
-    def delta(self, version: Version, collection: Collection) -> Index:
+    def take(self, version: Version, collection: Collection) -> None:
+        """Take in a difference: add it to the index."""
         # The join checked the records were pairs before handling them (``Operator.needs_pairs``).
-        return Index.trusted(version, collection.updates)
+        self.index.add_trusted(version, collection.updates)
 
     def parts(self) -> list[Index]:
         return [self.index]
 
-    def taken_in(self, delta: Index) -> None:
-        self.index.append(delta)
+    def meets(
+        self, version: Version, collection: Collection, others: list[Index], left: bool
+    ) -> Iterable[dict[Version, list]]:
+        """``collection`` at ``version`` joined with each of ``others``, then taken in (a difference is met
+        directly, never indexed on its own; one whose records repeat is consolidated first, so that what
+        cancels out in it meets nothing)."""
+        updates = collection.updates
+        if len(updates) > 1 and len(set(map(itemgetter(0), updates))) != len(updates):
+            updates = collection.consolidate().updates
+        for other in others:
+            yield other.meet(version, updates, left)
+        self.index.add_trusted(version, updates)
 
     def compact(self, frontier: Antichain) -> None:
         self.index.compact(frontier)
@@ -62,16 +74,21 @@ class _SharedArrangement:
         self.arrangement = arrangement
         self.reader = arrangement.new_reader()
 
-    def delta(self, version: Version, collection: Collection) -> Index:
-        # The arranging operator indexed this message already: take its batch instead of indexing again.
+    def take(self, version: Version, collection: Collection) -> Index:
+        """Take in a difference: the arranging operator indexed it already, as the next batch; move past it."""
         return self.arrangement.batch(self.reader)
 
     def parts(self) -> list[Index]:
-        # Exactly the batches this side has taken in: ``delta`` moved its position past each as it came.
+        # Exactly the batches this side has taken in: ``take`` moved its position past each as it came.
         return self.arrangement.parts(self.reader)
 
-    def taken_in(self, delta: Index) -> None:
-        """Nothing to do: moving past the batch in ``delta`` took it in."""
+    def meets(
+        self, version: Version, collection: Collection, others: list[Index], left: bool
+    ) -> Iterable[dict[Version, list]]:
+        """The arrangement's batch for ``collection`` joined with each of ``others``; taking the batch took it in."""
+        delta = self.take(version, collection)
+        for other in others:
+            yield delta.join(other) if left else other.join(delta)
 
     def compact(self, frontier: Antichain) -> None:
         self.arrangement.allow_compaction(self.reader, frontier)
@@ -87,6 +104,8 @@ class Join(Operator):
     (003, 'Shared Arrangements'), in which case it builds no index at all.
     Invariant: each side's ``parts()`` hold exactly the differences received on that side.
     """
+
+    always_waits = True  # its indexes compact as versions finish
 
     def __init__(
         self, inputs: list, output: DifferenceStreamWriter, arrangements: tuple[Arrangement | None, ...] = (None, None)
@@ -111,15 +130,9 @@ class Join(Operator):
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         mine, theirs = self._sides[side], self._sides[1 - side]
-        delta = mine.delta(version, collection)
-        for part in theirs.parts():
-            output = delta.join(part) if side == 0 else part.join(delta)
+        for output in mine.meets(version, collection, theirs.parts(), side == 0):
             for output_version, updates in output.items():
                 self.send(output_version, updates)
-        mine.taken_in(delta)
-
-    def waits(self) -> bool:
-        return True  # its indexes compact as versions finish
 
     def on_frontier(self, frontier: Antichain) -> None:
         for side in self._sides:
@@ -139,6 +152,7 @@ class HalfJoin(Operator):
     Invariant: ``pending`` holds stream updates whose look-up is not complete yet.
     """
 
+    always_waits = True  # pending updates wait for the other input, and its index compacts as versions finish
     needs_pairs = "half_join"
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement | None = None) -> None:
@@ -150,14 +164,11 @@ class HalfJoin(Operator):
         own = self._other.index.size() if isinstance(self._other, _OwnIndex) else 0
         return own + super().state_size()
 
-    def waits(self) -> bool:
-        return True  # pending updates wait for the other input, and its index compacts as versions finish
-
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         if side == 0:
             self.pending.at(version).extend(collection)
         else:
-            self._other.taken_in(self._other.delta(version, collection))
+            self._other.take(version, collection)
 
     def on_frontier(self, frontier: Antichain) -> None:
         other_frontier = self.progress.frontier(self.inputs[1].location)
@@ -182,6 +193,7 @@ class Arrange(Operator):
     arrangement in the order the messages reach them.
     """
 
+    always_waits = True  # the arrangement compacts as versions finish
     needs_pairs = "arrange"
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement) -> None:
@@ -195,9 +207,6 @@ class Arrange(Operator):
         self.arrangement.append(Index.trusted(version, collection.updates))
         self.arrangement.batch(self._reader)
         self.forward(version, collection)
-
-    def waits(self) -> bool:
-        return True  # the arrangement compacts as versions finish
 
     def on_frontier(self, frontier: Antichain) -> None:
         self.arrangement.allow_compaction(self._reader, frontier)

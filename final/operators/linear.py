@@ -54,6 +54,8 @@ class Concat(Operator):
 class Debug(Operator):
     """Passes data through unchanged, describing each difference, and each move of its frontier, to ``sink``."""
 
+    always_waits = True  # it reports every move of its frontier
+
     def __init__(self, inputs: list, output: DifferenceStreamWriter, name: str, sink: Callable[[str], None]) -> None:
         super().__init__(inputs, output)
         self._debug_name = name
@@ -62,9 +64,6 @@ class Debug(Operator):
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self._sink(f"debug {self._debug_name} data: version: {version} collection: {collection}")
         self.forward(version, collection)
-
-    def waits(self) -> bool:
-        return True  # it reports every move of its frontier
 
     def on_frontier(self, frontier: Antichain) -> None:
         self._sink(f"debug {self._debug_name} notification: frontier {frontier}")
