@@ -93,8 +93,8 @@ class Index:
             RecordError: a record is not a ``(key, value)`` pair with a hashable
                 key and value; nothing is added then.
         """
-        checked_pairs(collection._updates, operator)
-        self._add_all(version, collection._updates)
+        checked_pairs(collection.updates, operator)
+        self._add_all(version, collection.updates)
 
     def add_trusted(self, version: Version, updates: list[Update]) -> None:
         """``add_collection`` for updates already checked to be pairs of hashables (``checked_pairs``), without

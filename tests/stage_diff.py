@@ -3,7 +3,9 @@
 The README promises that ``diff -r vN vN+1`` reads as the new concept and
 nothing else; this lists, per consecutive pair, the lines added and removed in
 each file (``--full`` prints the unified diffs too), so a reviewer sees at a
-glance where a stage's change went.
+glance where a stage's change went. ``final/`` also holds tools built on the
+engine (``spark/``, ``conformance/``); they are counted apart from the
+engine, so v5 -> final shows the engine's own change.
 """
 
 from __future__ import annotations
@@ -13,6 +15,14 @@ import difflib
 from itertools import pairwise
 
 from tests.harness import PRESENT_STAGES, ROOT
+
+TOOLS = ("spark", "conformance")
+"""Subpackages of a stage that are tools built on its engine, not part of it."""
+
+
+def is_tool(name: str) -> bool:
+    """Whether the file ``name`` (relative to its stage) belongs to a tool rather than the engine."""
+    return name.split("/", 1)[0] in TOOLS
 
 
 def python_files(stage: str) -> set[str]:
@@ -42,15 +52,24 @@ def main() -> None:
     args = parser.parse_args()
     for before, after in pairwise(PRESENT_STAGES):
         changes = file_changes(before, after)
-        total_added = sum(added for _, added, _, _ in changes)
-        total_removed = sum(removed for _, _, removed, _ in changes)
-        print(f"{before} -> {after}: +{total_added} -{total_removed}")
+        engine = [change for change in changes if not is_tool(change[0])]
+        tools = [change for change in changes if is_tool(change[0])]
+        print(f"{before} -> {after}: {_total(engine)}" + (f"; tools built on it ({', '.join(TOOLS)}): "
+                                                          f"{_total(tools)}" if tools else ""))
         # 16 fits every top-level name; a subpackage's paths widen the column.
         width = max([16, *(len(name) for name, _, _, _ in changes)])
-        for name, added, removed, diff in changes:
-            print(f"    {name:<{width}} +{added:<4} -{removed}")
-            if args.full:
-                print("\n".join(diff))
+        for group, title in ((engine, "engine"), (tools, "tools")):
+            if tools:
+                print(f"  {title}:")
+            for name, added, removed, diff in group:
+                print(f"    {name:<{width}} +{added:<4} -{removed}")
+                if args.full:
+                    print("\n".join(diff))
+
+
+def _total(changes: list[tuple[str, int, int, list[str]]]) -> str:
+    """``+added -removed`` over ``changes``."""
+    return f"+{sum(change[1] for change in changes)} -{sum(change[2] for change in changes)}"
 
 
 if __name__ == "__main__":

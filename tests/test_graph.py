@@ -171,6 +171,16 @@ def test_index_compaction_merges_versions_the_frontier_passed(stage: str) -> Non
 
 
 @pytest.mark.since("v3")
+def test_an_index_of_a_collection_takes_pairs_only(stage: str) -> None:
+    module = stage_module(stage)
+    V, C = module.Version, module.Collection
+    index = module.Index.from_collection(V(0), C([(("k", 1), 2), (("k", 2), 1)]), "join")
+    assert sorted(index.reconstruct_at("k", V(0))) == [(1, 2), (2, 1)]
+    with pytest.raises(module.RecordError, match=r"join needs \(key, value\) pairs, but got the record 5"):
+        module.Index.from_collection(V(0), C([(5, 1)]), "join")
+
+
+@pytest.mark.since("v3")
 def test_appending_a_difference_that_cancels_a_value_keeps_the_rest(stage: str) -> None:
     """An index plus a difference: a value that cancels goes, the difference's other values stay."""
     module = stage_module(stage)

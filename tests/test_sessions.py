@@ -241,6 +241,27 @@ def test_readable_reprs() -> None:
     assert repr(final.FrontierMessage(A([V(0)]), A([]))) == "FrontierMessage({0} -> {})"
 
 
+def test_reading_an_unfinished_version_names_only_the_inputs_upstream() -> None:
+    """Issue 20: an input the output does not read is never blamed; with data still queued the advice is to
+    run the graph; a version no pointstamp holds back is finished, run or not."""
+    builder = GraphBuilder(0)
+    alpha, alpha_session = builder.new_session("alpha")
+    builder.new_session("unrelated")
+    out = alpha.map(lambda x: x).output("o")
+    graph = builder.finalize()
+    with pytest.raises(VersionError, match=r"input 'alpha' \(frontier .*\) still allows it: advance it past") as held:
+        out.at(3)
+    assert "unrelated" not in str(held.value)
+    alpha_session.insert("early")
+    alpha_session.advance_to(5)
+    with pytest.raises(VersionError, match=r"has not finished version Version\(3\).*run the graph \(graph.run\(\)\)"):
+        out.at(3)
+    graph.run()
+    assert out.at(3) == {"early": 1} and out.at(4) == out.at(3)
+    with pytest.raises(VersionError, match=r"input 'alpha'"):
+        out.at(5)
+
+
 def test_the_graph_shows_its_shape() -> None:
     """The public view: operators in topological order, inputs and outputs by name, edges, scopes."""
     *_, output, graph = reachability_sessions()

@@ -30,7 +30,7 @@ from .reduce import NON_NULL, ROWS
 BITS_PER_ROUND = 4
 """004: 'we currently increase shift by 4 each round': groups of about 16 values per round."""
 HASH_BITS = 64
-"""Values are bucketed by a 64-bit hash, so there are HASH_BITS / BITS_PER_ROUND = 16 rounds."""
+"""Values are bucketed by a 64-bit hash, so there are HASH_BITS / BITS_PER_ROUND = 16 rounds, the last by key."""
 
 AGGREGATES = ("count", "count_distinct", "sum", "min", "max")
 """What ``aggregate`` can compute; NULLs (``None`` values) are skipped, as in SQL."""
@@ -39,18 +39,27 @@ EXTREMES = {"min": min, "max": max}
 """The aggregates one hierarchy computes together, and how each picks from a group."""
 
 
-def hierarchical(stream: Any, reduction: Callable[[Values], Values], name: str) -> Any:
+def hierarchical(
+    stream: Any, reduction: Callable[[Values], Values], name: str, bucket: Callable[[Any], Any] = hash
+) -> Any:
     """Reduce ``(key, value)`` records with an associative ``reduction`` in rounds over hash buckets.
 
-    Round ``r`` groups by ``(key, hash(value) >> (BITS_PER_ROUND * r))``; the
-    last round groups by key alone. Every round's groups hold about
-    ``2 ** BITS_PER_ROUND`` values, so an update re-reduces ``O(log n)``
-    records. Right for reductions where reducing partial results gives the
-    result of the whole (``min``, ``max``, and pairs of them).
+    Round ``r`` groups by ``(key, bucket(value) >> (BITS_PER_ROUND * r))``,
+    ``bucket`` a 64-bit hash; the last round groups by key alone. Every
+    round's groups hold about ``2 ** BITS_PER_ROUND`` values, so an update
+    re-reduces ``O(log n)`` records. Right for reductions where reducing
+    partial results gives the result of the whole (``min``, ``max``, and
+    tuples of them).
+
+    Simplification: 004's first round, at shift 0, groups only equal
+    values, which a reduction's input holds as one value with its
+    multiplicity already: it would change nothing, so the rounds start at
+    shift ``BITS_PER_ROUND``, and the round by key is the sixteenth.
     """
     mask = (1 << HASH_BITS) - 1
-    buckets = stream.map(lambda record: ((key_value(record, name)[0], hash(record[1]) & mask), record[1]))
-    for _ in range(HASH_BITS // BITS_PER_ROUND - 1):
+    buckets = stream.map(
+        lambda record: ((key_value(record, name)[0], (bucket(record[1]) & mask) >> BITS_PER_ROUND), record[1]))
+    for _ in range(HASH_BITS // BITS_PER_ROUND - 2):
         rounded = buckets.reduction(reduction, name)
         buckets = rounded.map(lambda pair: ((pair[0][0], pair[0][1] >> BITS_PER_ROUND), pair[1]))
     return buckets.reduction(reduction, name).map(lambda pair: (pair[0][0], pair[1])).reduction(reduction, name)
@@ -74,6 +83,12 @@ def extremes_of(kinds: tuple[str, ...]) -> Callable[[Values], Values]:
         return [(tuple(result), 1)]
 
     return reduction
+
+
+def _first_present(values: tuple) -> int:
+    """The hash a tuple of extremes is bucketed by: its first value that is not ``None``'s (it has one), as a
+    single value's would be."""
+    return hash(next(value for value in values if value is not None))
 
 
 class AggregateMethods(StreamMethods):
@@ -144,7 +159,7 @@ class AggregateMethods(StreamMethods):
             rows = self.map(lambda record: (key(record), tuple(value_of(record) for value_of in value_ofs)))
             present = rows.filter(lambda pair: any(value is not None for value in pair[1]))
             kinds = tuple(kind for _, kind, _ in extremes)
-            result = hierarchical(present, extremes_of(kinds), "+".join(kinds))
+            result = hierarchical(present, extremes_of(kinds), "+".join(kinds), _first_present)
             names = tuple(name for name, _, _ in extremes)
             parts.append(result.flat_map(lambda pair: [(pair[0], item) for item in zip(names, pair[1], strict=True)]))
         combined = parts[0]
