@@ -4,8 +4,9 @@
 named inputs and outputs, every operator labelled by its name and number
 (with the linear operators fused into it), readers the user connected, each
 ``iterate`` scope as a box nested in its enclosing one, and each loop's
-feedback edge dashed. ``render`` turns
-that into SVG or PNG with graphviz's ``dot``. ``plot_product_order`` draws a
+feedback edge dashed. ``to_dot(graph, pointstamps=True)`` adds the
+graph's progress, the pointstamps the tracker counts at every location.
+``render`` turns that into SVG or PNG with graphviz's ``dot``. ``plot_product_order`` draws a
 2-D grid of versions, an antichain and the upper set it allows, and frontiers
 advancing, as in 002's figures for "v5/vFinal: Partially ordered versions".
 """
@@ -38,21 +39,29 @@ def _quoted(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def to_dot(graph: Graph) -> str:
+def to_dot(graph: Graph, pointstamps: bool = False) -> str:
     """The dot source of ``graph``: one node per input, operator, output and reader the user connected.
 
     Read through the graph's public view (``operators``, ``inputs``,
     ``outputs``, ``edges()``, ``scope_of()``). The feedback edge of a loop is
-    drawn dashed, going back to the loop's head.
+    drawn dashed, going back to the loop's head. With ``pointstamps`` it also
+    shows the graph's progress as the tracker counts it (``final.progress``):
+    the versions an input's frontier holds, those an operator holds back
+    (its capabilities), the messages queued on each edge, by version, and
+    each output's frontier, which follows from all of them.
     """
+    progress = graph.progress
     node: dict[int, str] = {}
     lines = ["digraph dataflow {", "  rankdir=LR;", '  node [shape=box, style="rounded,filled", fillcolor=white];']
     for number, writer in enumerate(graph.inputs):
         node[id(writer)] = f"input{number}"
-        lines.append(f'  input{number} [label="{_quoted(writer.name)}", shape=ellipse, fillcolor="#e8f0fe"];')
+        label = _lines(writer.name, *_held("holds", progress.pointstamps(writer.location), pointstamps))
+        lines.append(f'  input{number} [label="{label}", shape=ellipse, fillcolor="#e8f0fe"];')
     for number, output in enumerate(graph.outputs):
         node[id(output)] = f"output{number}"
-        lines.append(f'  output{number} [label="{_quoted(output.name)}", shape=ellipse, fillcolor="#e6f4ea"];')
+        frontier = [f"frontier {_plain_versions(output.frontier.elements)}"] if pointstamps else []
+        label = _lines(output.name, *frontier)
+        lines.append(f'  output{number} [label="{label}", shape=ellipse, fillcolor="#e6f4ea"];')
 
     clusters: dict[int, list[str]] = {}
     scopes: dict[int, Scope] = {}
@@ -61,19 +70,47 @@ def to_dot(graph: Graph) -> str:
         scope = graph.scope_of(operator)
         key = id(scope) if scope.parent is not None else 0
         scopes[key] = scope
-        clusters.setdefault(key, []).append(f'op{operator.number} [label="{_label(operator)}"];')
+        held = _held("holds", progress.pointstamps(operator.output.location), pointstamps)
+        label = _label(operator) + ("\\n" + _lines(*held) if held else "")
+        clusters.setdefault(key, []).append(f'op{operator.number} [label="{label}"];')
     lines += _nested_clusters(clusters, scopes)
 
     readers = 0
-    for source, target in graph.edges():
-        if id(target) not in node:  # a reader the user connected
-            node[id(target)] = f"reader{readers}"
-            lines.append(f'  reader{readers} [label="reader", shape=note];')
-            readers += 1
-        style = " [style=dashed, constraint=false]" if getattr(source, "name", "") == "feedback" else ""
-        lines.append(f"  {node[id(source)]} -> {node[id(target)]}{style};")
+    sources = [*((writer, writer) for writer in graph.inputs), *((op.output, op) for op in graph.operators)]
+    for writer, source in sources:
+        for reader in writer.readers:
+            target = reader.owner if reader.owner is not None else reader
+            if id(target) not in node:  # a reader the user connected
+                node[id(target)] = f"reader{readers}"
+                lines.append(f'  reader{readers} [label="reader", shape=note];')
+                readers += 1
+            attributes = ["style=dashed", "constraint=false"] if getattr(source, "name", "") == "feedback" else []
+            queued = _held("queued", progress.pointstamps(reader.location), pointstamps)
+            if queued:
+                attributes.append(f'label="{_lines(*queued)}"')
+            style = f" [{', '.join(attributes)}]" if attributes else ""
+            lines.append(f"  {node[id(source)]} -> {node[id(target)]}{style};")
     lines.append("}")
     return "\n".join(lines)
+
+
+def _held(what: str, counts: dict, shown: bool) -> list[str]:
+    """``what`` and the pointstamps ``counts`` (version -> how many) as one line, if ``shown`` and any."""
+    if not shown or not counts:
+        return []
+    versions = sorted(counts, key=tuple)
+    return [f"{what} " + ", ".join(_plain_versions((v,)) + (f" x{counts[v]}" if counts[v] > 1 else "") for v in versions)]
+
+
+def _plain_versions(versions: tuple) -> str:
+    """Versions as a reader writes them: ``3``, ``(1, 2)``; ``{...}`` around several, or none."""
+    plain = [str(v[0]) if len(v) == 1 else str(tuple(v)) for v in versions]
+    return plain[0] if len(plain) == 1 else "{" + ", ".join(plain) + "}"
+
+
+def _lines(*lines: str) -> str:
+    """Lines of a dot label, quoted and joined by dot's ``\\n``."""
+    return "\\n".join(_quoted(line) for line in lines)
 
 
 def _nested_clusters(clusters: dict[int, list[str]], scopes: dict[int, Any]) -> list[str]:
@@ -87,12 +124,15 @@ def _nested_clusters(clusters: dict[int, list[str]], scopes: dict[int, Any]) -> 
         if scope is not None and scope.parent is not None:
             children.setdefault(id(scope.parent), []).append(key)
 
+    numbers: dict[int, int] = {}  # each loop's box numbered in the order it is drawn, so the source repeats
+
     def emit(key: int, depth: int) -> list[str]:
         indent = "  " * (depth + 1)
         body = [indent + node for node in clusters.get(key, [])]
         for child in children.get(key, []):
             color = SCOPE_COLORS[min(depth + 1, len(SCOPE_COLORS) - 1)]
-            body.append(f'{indent}subgraph cluster_{child} {{ label="iterate"; style=filled; fillcolor="{color}";')
+            number = numbers.setdefault(child, len(numbers))
+            body.append(f'{indent}subgraph cluster_{number} {{ label="iterate"; style=filled; fillcolor="{color}";')
             body += emit(child, depth + 1)
             body.append(indent + "}")
         return body
@@ -101,11 +141,12 @@ def _nested_clusters(clusters: dict[int, list[str]], scopes: dict[int, Any]) -> 
     return [line for root in roots for line in emit(root, 0)]
 
 
-def render(graph: Graph, format: str = "svg") -> bytes:
-    """The graph drawn by graphviz's ``dot``, as ``format`` bytes (``svg`` or ``png``)."""
+def render(graph: Graph, format: str = "svg", pointstamps: bool = False) -> bytes:
+    """The graph drawn by graphviz's ``dot``, as ``format`` bytes (``svg`` or ``png``); ``pointstamps`` as for
+    ``to_dot``."""
     import graphviz
 
-    return graphviz.Source(to_dot(graph)).pipe(format=format)
+    return graphviz.Source(to_dot(graph, pointstamps)).pipe(format=format)
 
 
 def plot_product_order(

@@ -53,3 +53,31 @@ def test_render_and_plot(stage: str) -> None:
                                 versions=[(3, 3)])
     labels = [text.get_text() for text in ax.get_legend().get_texts()]
     assert labels == ["allowed by the antichain", "antichain", "frontier 0", "frontier 1", "data"]
+
+
+def test_the_readme_picture_of_pointstamps_is_the_engine_s() -> None:
+    """docs/pictures/progress_loop.dot is what final.viz draws of the loop today (python -m tests.pictures)."""
+    from tests.pictures import FOLDER, PICTURES
+
+    for name, draw in PICTURES.items():
+        committed = (FOLDER / f"{name}.dot").read_text()
+        assert committed == draw() + "\n", f"docs/pictures/{name}.dot is stale: run python -m tests.pictures"
+        assert (FOLDER / f"{name}.svg").exists()
+
+
+def test_pointstamps_drawn_are_the_tracker_s() -> None:
+    """Every pointstamp the tracker holds shows in the picture: an input's frontier, what an operator holds
+    back, what is queued on an edge; and an output's frontier follows from them."""
+    from final import viz
+    from tests.pictures import progress_on_a_loop
+
+    graph = progress_on_a_loop()
+    dot = viz.to_dot(graph, pointstamps=True)
+    assert 'label="numbers\\nholds 1"' in dot
+    held = graph.progress.held()
+    (distinct,) = [operator for operator in graph.operators if operator.name == "distinct"]
+    assert f"holds {', '.join(str(tuple(v)) for v in sorted(held[distinct.label], key=tuple))}" in dot
+    assert "queued (0, 0), (0, 1)" in dot
+    (output,) = graph.outputs
+    assert output.frontier.elements == ((0,),) and "frontier 0" in dot
+    assert "holds" not in viz.to_dot(graph)  # without pointstamps, the plain diagram
