@@ -99,7 +99,9 @@ def _held(what: str, counts: dict, shown: bool) -> list[str]:
     if not shown or not counts:
         return []
     versions = sorted(counts, key=tuple)
-    return [f"{what} " + ", ".join(_plain_versions((v,)) + (f" x{counts[v]}" if counts[v] > 1 else "") for v in versions)]
+    shown_counts = (_plain_versions((version,)) + (f" x{counts[version]}" if counts[version] > 1 else "")
+                    for version in versions)
+    return [f"{what} " + ", ".join(shown_counts)]
 
 
 def _plain_versions(versions: tuple) -> str:
