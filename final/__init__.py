@@ -1,28 +1,37 @@
 """Stage final: the complete engine, built on v5's partially ordered versions.
 
 New since v5: a package with one module per concept (``order``,
-``collection``, ``trace``, ``graph``, ``aggregates``, ``joins``, ``viz``, and
-``operators/`` with one module per operator family) instead of one file per
-stage concept, and what the documents add beyond document 002:
+``collection``, ``trace``, ``progress``, ``graph``, ``stream``, ``sessions``,
+``viz``, and ``operators/`` with one module per operator family, each
+family's operators beside the stream methods that build them), and what the
+documents add beyond document 002:
 
+- progress tracked once per graph (``final.progress``), as timely dataflow
+  does: pointstamps counted where messages wait and where operators hold
+  versions back, path summaries through loops, and the frontier anywhere
+  worked out from them, instead of frontier messages passed from operator
+  to operator (v3..v5, as 002 teaches); loops end by the same rule, as soon
+  as nothing in them can still be at a version;
 - document 000: the general linear operator
   (``explode``, ``join_function``, ``temporal_filter``), and linear operators
-  fused, when the graph is finalized, into the operator they read from: a
-  chain of them becomes one, a map after a join becomes part of the join;
-- document 004: hierarchical ``min``/``max``,
-  in-place NULL-aware ``count_total``/``sum_total``, ``threshold``,
-  ``count_distinct``, and ``aggregate`` factoring several aggregates;
+  fused, when the graph is finalized, into the operator next to them: a
+  chain becomes part of the operator that alone reads it, or that it alone
+  reads from;
+- document 004: in-place ``count``, ``sum``, ``distinct`` and ``threshold``
+  (running totals where versions have one coordinate), NULL-aware
+  ``count_total``/``sum_total``, hierarchical ``min``/``max`` (one hierarchy
+  for both in ``aggregate``), ``count_distinct``, and ``aggregate``
+  factoring several aggregates;
 - document 003: ``arrange()`` and shared
   arrangements, ``half_join``, the delta join ``join_many``,
   ``semijoin``/``antijoin``, and NULL-aware ``left_join``/``left_join_chain``;
-- 002's closing list: a work budget per ``step()``, frontiers sent as
-  changes, ``graph.frontiers()`` for progress, and speed: versions are
-  tuples, indexes keep one dict of values per key and version, a reduction
-  over totally ordered versions merges each key's history in place, and a
-  loop ends as soon as nothing inside it holds data (``Feedback``), instead
-  of stepping, as v5 does, through each iteration at which an earlier
-  version changed;
-- ``final.viz``: graphviz diagrams and product-order plots;
+- 002's closing list: a work budget per ``step()``, ``graph.frontiers()``
+  and ``graph.progress`` for progress, frontiers reaching a reader as
+  changes, and speed: versions are tuples, indexes keep one dict of values
+  per key and version, reductions over totally ordered versions change their
+  state in place;
+- ``final.viz``: graphviz diagrams (with the tracker's counts, if asked) and
+  product-order plots;
 - for programs rather than lessons (``final.sessions``): input sessions that
   buffer changes and send a version's worth at once, ``Output`` handles that
   answer for any finished version, ``graph.run()``, names on inputs, outputs

@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from . import viz
 from .collection import Collection
 from .errors import BrokenGraphError, FrontierError, GraphError, RecordError, VersionError
 from .operators.base import Logic, Operator, apply_logic, followed_by, plain
@@ -539,11 +540,10 @@ class Graph:
         """Each operator's label and ``state_size()``: what it keeps, for watching memory."""
         return [(operator.label, operator.state_size()) for operator in self._operators]
 
-    def to_dot(self) -> str:
-        """The graph in graphviz's dot language: operators by name, loops as nested boxes (see ``final.viz``)."""
-        from .viz import to_dot
-
-        return to_dot(self)
+    def to_dot(self, pointstamps: bool = False) -> str:
+        """The graph in graphviz's dot language: operators by name, loops as nested boxes, and with
+        ``pointstamps`` the progress tracker's counts (see ``final.viz``)."""
+        return viz.to_dot(self, pointstamps)
 
 
 class GraphBuilder:

@@ -249,14 +249,14 @@ class CountInPlace(InPlace):
 
     def apply(self, batches: list[list[Update]]) -> list[Update]:
         groups, totals = self._groups, self._totals
-        before: dict[Any, int | None] = {}  # each touched key's total as it was, None if it had no output
+        before: dict[Any, Any] = {}  # each touched key's count as it was, _NOTHING if it had no output
         for updates in batches:
             for (key, value), multiplicity in updates:
                 group = groups.get(key)
                 if group is None:
                     if not multiplicity:
                         continue
-                    before.setdefault(key, None)
+                    before.setdefault(key, _NOTHING)
                     groups[key] = {value: multiplicity}
                     totals[key] = multiplicity
                     continue
@@ -273,13 +273,10 @@ class CountInPlace(InPlace):
             if groups[key]:
                 new = totals[key]
             else:
-                new = None
+                new = _NOTHING
                 del groups[key], totals[key]
             if new != old:
-                if old is not None:
-                    changes.append(((key, old), -1))
-                if new is not None:
-                    changes.append(((key, new), 1))
+                _replace(changes, key, old, new)
         return changes
 
 
@@ -341,10 +338,7 @@ class SumInPlace(InPlace):
                 del groups[key], totals[key]
                 others.pop(key, None)
             if new != old:
-                if old is not _NOTHING:
-                    changes.append(((key, old), -1))
-                if new is not _NOTHING:
-                    changes.append(((key, new), 1))
+                _replace(changes, key, old, new)
         return changes
 
 
@@ -398,7 +392,15 @@ class ThresholdInPlace(InPlace):
 
 
 _NOTHING = object()
-"""A key's sum before a version when the key had no output."""
+"""A key's count or sum when the key has no output."""
+
+
+def _replace(changes: list[Update], key: Any, old: Any, new: Any) -> None:
+    """Add to ``changes`` what takes ``key``'s output from ``(key, old)`` to ``(key, new)`` (``_NOTHING``: none)."""
+    if old is not _NOTHING:
+        changes.append(((key, old), -1))
+    if new is not _NOTHING:
+        changes.append(((key, new), 1))
 
 ROWS, NON_NULL, SUM = "rows", "non-null", "sum"
 """The parts of 004's in-place totals: a key's number of rows, of non-NULL values, and (a part per kind of

@@ -42,17 +42,22 @@ if count >= 0:
 """
 
 
-def instructions(stage: str, name: str, n: int, updates: int) -> int:
-    """Instructions callgrind counts for making the data of ``name`` at size ``n``, loading it, and applying
-    ``updates`` one-record updates (``updates = -1``: only making the data)."""
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
-               SCRIPT.format(stage=stage), name, str(n), str(updates)]
+def counted(script: str, *arguments: str) -> int:
+    """Instructions callgrind counts for ``python -c script arguments...`` run from the repository root."""
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", script,
+               *arguments]
     environment = {**os.environ, "PYTHONHASHSEED": "0"}  # dict layouts, and so instruction counts, repeat
     finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=True, env=environment)
     found = re.search(r"Collected : (\d+)", finished.stderr)
     if found is None:
-        raise RuntimeError(f"callgrind printed no count for {stage} {name}:\n{finished.stderr[-2000:]}")
+        raise RuntimeError(f"callgrind printed no count for {' '.join(arguments)}:\n{finished.stderr[-2000:]}")
     return int(found.group(1))
+
+
+def instructions(stage: str, name: str, n: int, updates: int) -> int:
+    """Instructions callgrind counts for making the data of ``name`` at size ``n``, loading it, and applying
+    ``updates`` one-record updates (``updates = -1``: only making the data)."""
+    return counted(SCRIPT.format(stage=stage), name, str(n), str(updates))
 
 
 def measure(stage: str, name: str, n: int, updates: int) -> tuple[int, int]:

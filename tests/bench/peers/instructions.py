@@ -16,13 +16,11 @@ instructions), so read these beside the timed runs, not instead of them.
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from tests.bench.bench_instructions import counted
 from tests.bench.peers import workloads
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,14 +40,7 @@ WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W1b", "W2b")
 
 def instructions(engine: str, path: Path, updates: int) -> int:
     """Instructions callgrind counts for loading ``path`` into ``engine`` and applying ``updates`` versions."""
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", SCRIPT,
-               engine, str(path), str(updates)]
-    environment = {**os.environ, "PYTHONHASHSEED": "0"}  # dict layouts, and so instruction counts, repeat
-    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=True, env=environment)
-    found = re.search(r"Collected : (\d+)", finished.stderr)
-    if found is None:
-        raise RuntimeError(f"callgrind printed no count for {engine} on {path.name}:\n{finished.stderr[-2000:]}")
-    return int(found.group(1))
+    return counted(SCRIPT, engine, str(path), str(updates))
 
 
 def per_update(engine: str, path: Path, updates: int) -> int:
