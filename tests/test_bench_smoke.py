@@ -74,6 +74,7 @@ def test_sessions_bench_refuses_ways_that_disagree(monkeypatch) -> None:
         bench_sessions.measure(n=100, count=100, batch=20)
 
 
+@pytest.mark.slow
 def test_peer_benchmark_quick_mode_runs_and_every_answer_agrees(tmp_path) -> None:
     """``python -m tests.bench.peers --quick``: final, plain dicts and d2mini on every workload at N = 1,000."""
     import json

@@ -315,6 +315,7 @@ def test_every_d2ts_finding_is_an_ordinary_case_that_the_stages_pass() -> None:
         assert judge(case, StageEngine("final").run(case)).status == "passed"
 
 
+@pytest.mark.slow
 def test_d2ts_fails_each_finding_as_its_report_says(d2ts) -> None:
     verdicts = {case.name: judge(case, d2ts.run(case)) for case in FINDINGS}
     assert {name: v.status for name, v in verdicts.items()} == {case.name: "failed" for case in FINDINGS}
@@ -329,6 +330,7 @@ def test_d2ts_fails_each_finding_as_its_report_says(d2ts) -> None:
     assert "Invalid version" in verdicts["geometric_series/loop-closed-early"].reason  # F7
 
 
+@pytest.mark.slow
 def test_d2ts_passes_every_case_of_the_programs_its_report_says_pass(d2ts) -> None:
     row = next(line for line in (D2TS / "REPORT.md").read_text().splitlines() if line.startswith("| antijoin"))
     programs = [name.strip() for name in row.split("|")[1].split(",")]

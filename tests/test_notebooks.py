@@ -55,6 +55,7 @@ def test_notebook_is_stored_without_outputs(path: Path) -> None:
     assert not run_cells, f"{path.name}: cells {run_cells} hold outputs; clear them before saving"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_runs(path: Path) -> None:
     ensure_kernelspec()

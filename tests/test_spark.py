@@ -29,6 +29,8 @@ from final.spark.catalog import DATASETS, QUERIES
 from final.spark.changelog import ChangeLogError
 from final.spark.changelog import read as read_log
 
+pytestmark = pytest.mark.slow  # Spark: a JVM, seconds per test
+
 VERSIONS = 4
 """An initial load and three commits: enough for a correction or a delete to follow an insert."""
 

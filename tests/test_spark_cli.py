@@ -19,6 +19,8 @@ import pytest
 
 from final.spark.__main__ import main
 
+pytestmark = pytest.mark.slow  # Spark: a JVM, seconds per test
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
