@@ -3,7 +3,7 @@
 Each checker drives ``final`` through its public API only (input sessions,
 ``graph.run()``, ``Output`` handles), and the right answer is what final
 does, cross-checked against a from-scratch computation in plain Python. The
-data an exercise is about is defined here (``DIVIDE_INPUTS``,
+data an exercise is about is defined here (``DIVIDE_INPUTS``, ``LATE_CHANGE``,
 ``SUBSCRIPTIONS``, ``MIN_HISTORY``), so the notebook shows the very data the
 checker judges.
 """
@@ -26,27 +26,48 @@ DIVIDE_INPUTS = [[4, 5], [0]]
 COUNT_INPUTS = [[("cake", ())], ["tea"]]
 """Program "count", ``words.count()``: version 0 inserts ``("cake", ())``, version 1 the bare string ``"tea"``."""
 
+LATE_CHANGE = (("tea", ()), 1, 1)
+"""Program "late", ``words.count()``: version 0 inserts ``("cake", ())`` and the session advances to 2; then
+``session.update_at(*LATE_CHANGE)`` changes the input at version 1, which the session has already passed."""
 
-def _failure(program: Callable[[Any], Any], versions: list[list[Any]]) -> tuple[type, bool]:
-    """``(the exception class graph.run() raised, whether the session still takes input afterwards)``."""
+PROGRAMS = ("divide", "count", "late")
+
+
+def _by_version(versions: list[list[Any]]) -> Callable[[Any, Any], None]:
+    """Feeding one version of records at a time, ``graph.run()`` after each."""
+
+    def feed(session: Any, graph: Any) -> None:
+        for version, records in enumerate(versions):
+            for record in records:
+                session.insert(record)
+            session.advance_to(version + 1)
+            graph.run()
+
+    return feed
+
+
+def _late(session: Any, graph: Any) -> None:
+    session.insert(("cake", ()))
+    session.advance_to(2)
+    graph.run()
+    session.update_at(*LATE_CHANGE)
+
+
+def _failure(program: Callable[[Any], Any], feed: Callable[[Any, Any], None]) -> tuple[type, bool]:
+    """``(the exception class feeding the graph raised, whether the session still takes input afterwards)``."""
     builder = final.GraphBuilder(0)
     stream, session = builder.new_session("in")
     program(stream).output("out")
     graph = builder.finalize()
-    raised: type | None = None
-    for version, records in enumerate(versions):
-        for record in records:
-            session.insert(record)
-        session.advance_to(version + 1)
-        try:
-            graph.run()
-        except final.DataflowError as error:
-            raised = type(error)
-            break
-    assert raised is not None, "the exercise's program must fail"
     try:
-        session.insert(versions[0][0])
-        session.advance_to(len(versions) + 1)
+        feed(session, graph)
+    except final.DataflowError as error:
+        raised = type(error)
+    else:
+        raise AssertionError("the exercise's program must fail")
+    try:
+        session.insert(("jam", ()))
+        session.advance_to(10)
         graph.run()
     except final.BrokenGraphError:
         return raised, False
@@ -54,10 +75,11 @@ def _failure(program: Callable[[Any], Any], versions: list[list[Any]]) -> tuple[
 
 
 def failure_truth() -> dict[str, tuple[type, bool]]:
-    """What final really does on the two programs of exercise 1."""
+    """What final really does on the three programs of exercise 1."""
     return {
-        "divide": _failure(lambda numbers: numbers.map(lambda n: 100 // n), DIVIDE_INPUTS),
-        "count": _failure(lambda words: words.count(), COUNT_INPUTS),
+        "divide": _failure(lambda numbers: numbers.map(lambda n: 100 // n), _by_version(DIVIDE_INPUTS)),
+        "count": _failure(lambda words: words.count(), _by_version(COUNT_INPUTS)),
+        "late": _failure(lambda words: words.count(), _late),
     }
 
 
@@ -73,27 +95,35 @@ _WHY = {
         "version 0, can still be read)"
     ),
     ("count", 0): (
-        "count needs (key, value) pairs, and 'tea' is not one; count checks the whole difference before it "
-        "changes anything and refuses it with final.RecordError (no function of yours ran, so it is not a "
-        "FunctionError)"
+        "count needs (key, value) pairs, and 'tea' is not one; no function of yours ran, so it is not a "
+        "FunctionError but final.RecordError, naming the operator, the version and the record"
     ),
     ("count", 1): (
-        "a refused difference had no effect on any operator, so nothing is half done: the graph stays usable, "
-        "and version 1 is finished with nothing in it"
+        "the record reached count while the graph was stepping, and anything raised while stepping breaks the "
+        "graph: an operator may hold part of that version's work, so every further insert, advance_to, step "
+        "or run raises BrokenGraphError"
+    ),
+    ("late", 0): (
+        "version 1 is finished once the session has advanced to 2, so a change there is refused with "
+        "final.VersionError, which names the input and its frontier"
+    ),
+    ("late", 1): (
+        "the session refused the call before buffering anything, so nothing changed: the graph stays usable "
+        "and takes changes at versions its frontier allows"
     ),
 }
 
 
 @exercise
 def predict_failures(answer: Any) -> None:
-    """The learner's ``{"divide": (exception class, usable afterwards), "count": (...)}`` for the two programs."""
-    if not isinstance(answer, dict) or set(answer) != {"divide", "count"}:
+    """The learner's ``{program: (exception class, usable afterwards)}`` for the three programs."""
+    if not isinstance(answer, dict) or set(answer) != set(PROGRAMS):
         raise Wrong(
-            f"give a dict with the keys 'divide' and 'count', each (exception class, True/False), "
-            f"e.g. {{'divide': (final.VersionError, True), 'count': ...}}; you gave {answer!r}"
+            f"give a dict with the keys 'divide', 'count' and 'late', each (exception class, True/False), "
+            f"e.g. {{'divide': (final.GraphError, True), 'count': ..., 'late': ...}}; you gave {answer!r}"
         )
     truth = failure_truth()
-    for program in ("divide", "count"):
+    for program in PROGRAMS:
         given = answer[program]
         if not (isinstance(given, tuple) and len(given) == 2):
             raise Wrong(f"{program!r}: give a pair (exception class, True/False), not {given!r}")
@@ -106,7 +136,7 @@ def predict_failures(answer: Any) -> None:
             raise Wrong(f"{program!r}: the second item is True or False (does the graph take input?), not {usable!r}")
         if raised is not truth[program][0]:
             raise Wrong(
-                f"{program!r}: you said graph.run() raises {raised.__name__}, but it raises "
+                f"{program!r}: you said it raises {raised.__name__}, but it raises "
                 f"{truth[program][0].__name__}: {_WHY[program, 0]}"
             )
         if usable is not truth[program][1]:

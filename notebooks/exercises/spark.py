@@ -19,7 +19,7 @@ from typing import Any
 
 from workshop import Wrong, exercise
 
-from final.graph import DifferenceStreamBuilder
+from final import DifferenceStreamBuilder
 from final.spark.catalog import Query
 from final.spark.changelog import MULTIPLICITIES
 from final.spark.incremental import IncrementalQuery, versions_of

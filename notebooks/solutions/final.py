@@ -6,10 +6,12 @@ import final
 
 predict_failures = {
     "divide": (final.FunctionError, False),
-    "count": (final.RecordError, True),
+    "count": (final.RecordError, False),
+    "late": (final.VersionError, True),
 }
-"""map's function raised: FunctionError, and the graph is broken. count refused a record that is not a
-pair before changing anything: RecordError, and the graph goes on."""
+"""map's function raised: FunctionError, and the graph is broken. count met a record that is not a pair while
+the graph was stepping: RecordError, and the graph is broken too. The session refused a change at a finished
+version before buffering it: VersionError, and nothing changed, so the graph goes on."""
 
 
 def subscription_logic(record):
@@ -33,9 +35,11 @@ def _subscription_one_short(record):
 
 
 MISTAKES = {
-    "predict_failures": {"divide": (ZeroDivisionError, False), "count": (final.RecordError, True)},
+    "predict_failures": {
+        "divide": (ZeroDivisionError, False), "count": (final.RecordError, True), "late": (final.VersionError, True)},
     "subscription_logic": _subscription_one_short,
     "min_after_retractions": {1: {("g", 3): -1, ("g", 5): 1}, 2: {}, 3: {}},
 }
-"""A plausible wrong answer per exercise: the user's own exception expected from graph.run(); the end of a
-subscription off by one; a record's multiplicity of 2 overlooked, so the minimum seems to go at once."""
+"""A plausible wrong answer per exercise: the user's own exception expected from graph.run(), and a bad record
+taken for a refused call; the end of a subscription off by one; a record's multiplicity of 2 overlooked, so the
+minimum seems to go at once."""
