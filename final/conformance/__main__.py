@@ -27,8 +27,14 @@ from .generate import DEFAULT_SEED, GenerationError, generate, write
 REPORTS = Path("out") / "conformance"
 
 
+def command() -> str:
+    """How the user started the oracle, for the commands it prints: the console script when installed
+    (``dd-conformance``), else ``python -m final.conformance``."""
+    return "dd-conformance" if Path(sys.argv[0]).name == "dd-conformance" else "python -m final.conformance"
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m final.conformance", description=__doc__.split("\n\n")[0])
+    top = argparse.ArgumentParser(prog=command(), description=__doc__.split("\n\n")[0])
     commands = top.add_subparsers(dest="command", required=True)
     make = commands.add_parser("generate", help="write a case set: the documents' examples and random histories")
     make.add_argument("--out", type=Path, default=CASES, help=f"where to write it (default: the committed {CASES})")
@@ -82,7 +88,7 @@ def _load_cases(path: Path, programs: Sequence[str]) -> list[Case]:
     cases = [load(path)] if path.is_file() else list(load_all(path))
     unknown = set(programs) - {program.name for program in PROGRAMS}
     if unknown:
-        raise CaseError(f"--program {sorted(unknown)}: no such program; see 'python -m final.conformance programs'")
+        raise CaseError(f"--program {sorted(unknown)}: no such program; see '{command()} programs'")
     chosen = [case for case in cases if not programs or case.program in programs]
     if not chosen:
         raise CaseError(f"no cases of {list(programs)} under {path}")
@@ -120,7 +126,8 @@ def _check(arguments: argparse.Namespace) -> int:
         shrunk = path.parent / f"{path.stem}-shrunk"
         print(f"\nsmallest failing case per program (under {shrunk}):")
         for written, case in zip(write_smallest(report, shrunk), report.smallest.values(), strict=True):
-            rerun = f"python -m final.conformance check --engine {shlex.quote(arguments.engine)} --cases {written}"
+            rerun = (f"{command()} check --engine {shlex.quote(arguments.engine)} "
+                     f"--cases {shlex.quote(str(Path(written).resolve()))}")
             print(f"  {case.program}: {size(case)} updates — {rerun}")
     print(f"report: {path}")
     print(report.summary_line())
@@ -137,9 +144,12 @@ def _progress(wanted: bool | None, total: int):
     """A tqdm bar on stderr when wanted (by default, when stderr is a terminal), else nothing."""
     if wanted is None:
         wanted = sys.stderr.isatty()
+    try:
+        from tqdm import tqdm
+    except ImportError:  # an optional dependency (the "progress" extra): no bar without it
+        wanted = False
     if not wanted:
         return lambda name: None
-    from tqdm import tqdm
 
     bar = tqdm(total=total, unit="case", file=sys.stderr, leave=False)
 

@@ -1,0 +1,87 @@
+"""``pip install <clone>`` gives a working ``final`` and its oracle's console script, outside the repository.
+
+The package is built from a clone of the repository (committed files only,
+as a user's clone would be) into a fresh virtual environment in a temporary
+directory; every command then runs from another temporary directory, so
+nothing can be found through the repository. Needs the package registry
+(PyPI) for the build backend and jsonschema.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``bin`` folder of a fresh virtual environment with the clone installed in it."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs git and a repository to clone")
+    place = tmp_path_factory.mktemp("install")
+    clone = place / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(place / "venv")], check=True)
+    bin_folder = place / "venv" / "bin"
+    result = subprocess.run([str(bin_folder / "pip"), "install", "--quiet", str(clone)], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return bin_folder
+
+
+def run(bin_folder: Path, *arguments: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(bin_folder / "dd-conformance"), *arguments], cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_the_package_holds_final_and_the_oracle_and_needs_only_jsonschema(installed: Path, tmp_path: Path) -> None:
+    code = (
+        "import importlib.metadata as m, json, final, final.conformance as c;"
+        "print(final.__file__); print(json.dumps(m.requires('differential-dataflow-stages')));"
+        "print(len(list(c.load_all(c.CASES))))"
+    )
+    result = subprocess.run([str(installed / "python"), "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    location, requires, cases = result.stdout.splitlines()
+    assert "site-packages" in location  # not the repository's copy
+    required = [name for name in json.loads(requires) if "extra ==" not in name]
+    assert [name.split(">")[0].strip() for name in required] == ["jsonschema"]
+    assert int(cases) == json.loads((ROOT / "final/conformance/cases/manifest.json").read_text())["cases"]
+    for stage in ("v0", "v5"):  # the stages are not part of the package
+        missing = subprocess.run([str(installed / "python"), "-c", f"import {stage}"], cwd=tmp_path,
+                                 capture_output=True, text=True)
+        assert missing.returncode != 0
+
+
+def test_the_console_script_checks_final_from_any_directory(installed: Path, tmp_path: Path) -> None:
+    result = run(installed, "check", "--engine", "final", "--program", "count_by_key", "--program", "reachability",
+                 cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.rstrip().endswith("22 passed, 0 failed, 0 unsupported")
+    report = json.loads((tmp_path / "out" / "conformance" / "final.json").read_text())
+    assert report["passed"] == 22
+
+
+def test_the_console_script_checks_a_command_engine(installed: Path, tmp_path: Path) -> None:
+    engine = f"cmd:{installed / 'dd-conformance'} serve --engine final"
+    result = run(installed, "check", "--engine", engine, "--program", "join", "--report", "join.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.rstrip().endswith("10 passed, 0 failed, 0 unsupported")
+    assert json.loads((tmp_path / "join.json").read_text())["passed"] == 10
+
+
+def test_the_console_script_names_itself_in_what_it_prints(installed: Path, tmp_path: Path) -> None:
+    result = run(installed, "check", "--engine", "final", "--program", "no_such_program", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "see 'dd-conformance programs'" in result.stderr
+    usage = run(installed, "--help", cwd=tmp_path)
+    assert usage.returncode == 0 and usage.stdout.startswith("usage: dd-conformance")
