@@ -85,3 +85,18 @@ def test_the_console_script_names_itself_in_what_it_prints(installed: Path, tmp_
     assert "see 'dd-conformance programs'" in result.stderr
     usage = run(installed, "--help", cwd=tmp_path)
     assert usage.returncode == 0 and usage.stdout.startswith("usage: dd-conformance")
+
+
+def test_an_installed_oracle_reports_a_failing_engine_without_shrinking(installed: Path, tmp_path: Path) -> None:
+    silent = tmp_path / "silent.py"  # answers every case with no output at all
+    silent.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    if 'end' in json.loads(line):\n"
+        "        print(json.dumps({'done': True}), flush=True)\n"
+    )
+    result = run(installed, "check", "--engine", f"cmd:{sys.executable} {silent}", "--program", "distinct",
+                 cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "not shrinking: a shrunk case's output is recomputed from scratch by stage v0" in result.stderr
+    assert "0 passed, 11 failed, 0 unsupported" in result.stdout
