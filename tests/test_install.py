@@ -99,4 +99,5 @@ def test_an_installed_oracle_reports_a_failing_engine_without_shrinking(installe
                  cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "not shrinking: a shrunk case's output is recomputed from scratch by stage v0" in result.stderr
-    assert "0 passed, 11 failed, 0 unsupported" in result.stdout
+    # One distinct case's output is empty at every version, so saying nothing passes it.
+    assert result.stdout.rstrip().endswith("1 passed, 10 failed, 0 unsupported")
