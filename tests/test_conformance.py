@@ -240,6 +240,24 @@ def test_check_prints_failures_a_table_the_smallest_cases_and_the_summary(tmp_pa
     assert list((tmp_path / "r-shrunk").rglob("*.json"))
 
 
+def test_a_report_names_its_engine_label_case_set_and_seed_and_is_filed_under_the_label(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the default report folder, out/conformance, is relative
+    manifest = json.loads((CASES / "manifest.json").read_text())
+    for label in ("first", "second"):
+        assert main(["check", "--engine", "v5", "--program", "distinct", "--label", label]) == 0
+    assert f"(engine second, case set {manifest['case_set']}, seed {manifest['seed']})" in capsys.readouterr().out
+    for label in ("first", "second"):  # two labels, two reports: neither overwrites the other
+        report = json.loads((tmp_path / "out" / "conformance" / f"{label}.json").read_text())
+        assert (report["label"], report["case_set"], report["seed"]) == (label, manifest["case_set"], manifest["seed"])
+    loose = tmp_path / "loose.json"  # a case file of one's own belongs to no set
+    loose.write_text(BY_NAME["distinct/doc-household_distinct"].text())
+    assert main(["check", "--engine", "v5", "--cases", str(loose), "--report", str(tmp_path / "loose.report")]) == 0
+    report = json.loads((tmp_path / "loose.report").read_text())
+    assert (report["label"], report["case_set"], report["seed"]) == ("v5", None, None)
+
+
 def test_recorded_outputs_are_checked_like_a_live_engine(tmp_path: Path, capsys) -> None:
     cases = tmp_path / "cases"
     write(COMMITTED[:12], cases, 1)

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .cases import CASES, Case, CaseError, load, load_all
+from .cases import CASES, Case, CaseError, case_set, load, load_all
 from .catalog import PROGRAMS
 from .check import Report, judge, size, smallest_failing, write_smallest
 from .engines import DEFAULT_TIMEOUT, STAGES, EngineError, RecordedEngine, StageEngine, engine_named, record, serve
@@ -47,7 +47,9 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--cases", type=Path, default=CASES, help="a case file or a directory of them (default: the "
                        "committed set)")
     check.add_argument("--program", action="append", default=[], help="only this program's cases (repeatable)")
-    check.add_argument("--report", type=Path, help=f"the JSON report (default {REPORTS}/<engine>.json)")
+    check.add_argument("--label", help="the engine's name in the report and its file name (default: from --engine, "
+                       "e.g. d2ts, cmd)")
+    check.add_argument("--report", type=Path, help=f"the JSON report (default {REPORTS}/<label>.json)")
     check.add_argument("--record", type=Path, help="also write the engine's outputs to DIR/<case>.jsonl")
     check.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds an engine may take per case")
     check.add_argument("--no-shrink", action="store_true", help="do not shrink failing cases")
@@ -100,8 +102,9 @@ def _check(arguments: argparse.Namespace) -> int:
     cases = _load_cases(arguments.cases, arguments.program)
     engine = RecordedEngine(arguments.outputs) if arguments.outputs else engine_named(arguments.engine,
                                                                                       arguments.timeout)
-    label = "outputs" if arguments.outputs else re.sub(r"[^a-z0-9_.-]+", "-", arguments.engine.split(":")[0])
-    report = Report(engine.name)
+    label = arguments.label or ("outputs" if arguments.outputs else arguments.engine.split(":")[0])
+    label = re.sub(r"[^A-Za-z0-9_.-]+", "-", label)
+    report = Report(engine.name, label, case_set(arguments.cases))
     show = _progress(arguments.progress, len(cases))
     try:
         for case in cases:
@@ -134,7 +137,7 @@ def _check(arguments: argparse.Namespace) -> int:
             rerun = (f"{command()} check --engine {shlex.quote(arguments.engine)} "
                      f"--cases {shlex.quote(str(Path(written).resolve()))}")
             print(f"  {case.program}: {size(case)} updates — {rerun}")
-    print(f"report: {path}")
+    print(f"report: {path} (engine {label}, case set {report.case_set['case_set']}, seed {report.case_set['seed']})")
     print(report.summary_line())
     return 1 if report.counts()[1] else 0
 

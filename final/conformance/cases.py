@@ -228,6 +228,21 @@ def case_files(directory: Path) -> list[Path]:
     return sorted(path for path in Path(directory).rglob("*.json") if path.name != "manifest.json")
 
 
+def case_set(path: Path) -> dict[str, Any]:
+    """What a report names the cases by: the ``case_set`` version and ``seed`` of the manifest of the set that
+    ``path`` (a case set, a program's folder or one case file) belongs to; None for cases outside any set."""
+    path = Path(path).resolve()
+    for folder in [path, *path.parents][:3]:
+        manifest = folder / "manifest.json"
+        if manifest.is_file():
+            try:
+                value = json.loads(manifest.read_text())
+            except (OSError, json.JSONDecodeError):
+                break
+            return {"case_set": value.get("case_set"), "seed": value.get("seed")}
+    return {"case_set": None, "seed": None}
+
+
 def load_all(directory: Path) -> Iterator[Case]:
     """The cases under ``directory``, in file name order.
 

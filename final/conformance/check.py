@@ -231,9 +231,15 @@ def _renamed(case: Case, name: str) -> Case:
 
 @dataclass
 class Report:
-    """Every verdict of one engine over a case set, and the smallest failing case per program."""
+    """Every verdict of one engine over a case set, and the smallest failing case per program.
+
+    ``label`` names the engine in the report (and its file name); ``case_set`` is the set's version and
+    seed (``cases.case_set``), so a report says what it was judged on.
+    """
 
     engine: str
+    label: str = ""
+    case_set: dict[str, Any] = field(default_factory=lambda: {"case_set": None, "seed": None})
     verdicts: list[Verdict] = field(default_factory=list)
     smallest: dict[str, Case] = field(default_factory=dict)
 
@@ -260,7 +266,7 @@ class Report:
     def to_json(self) -> dict:
         passed, failed, unsupported = self.counts()
         return {
-            "engine": self.engine,
+            "engine": self.engine, "label": self.label or self.engine, **self.case_set,
             "passed": passed, "failed": failed, "unsupported": unsupported,
             "verdicts": [verdict.to_json() for verdict in self.verdicts],
             "smallest_failing": {program: case.to_json() for program, case in sorted(self.smallest.items())},
