@@ -10,6 +10,7 @@ nothing can be found through the repository. Needs the package registry
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.slow
+
+OUTSIDE = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+"""The environment the installed commands run in: without the suite's PYTHONPATH, which points into the
+repository, so that only what was installed can be imported."""
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +38,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(place / "venv")], check=True)
     bin_folder = place / "venv" / "bin"
     result = subprocess.run([str(bin_folder / "pip"), "install", "--quiet", str(clone)], capture_output=True,
-                            text=True, timeout=600)
+                            text=True, timeout=600, env=OUTSIDE)
     assert result.returncode == 0, result.stderr[-3000:]
     return bin_folder
 
 
 def run(bin_folder: Path, *arguments: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(bin_folder / "dd-conformance"), *arguments], cwd=cwd, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, env=OUTSIDE)
 
 
 def test_the_package_holds_final_and_the_oracle_and_needs_only_jsonschema(installed: Path, tmp_path: Path) -> None:
@@ -49,7 +54,8 @@ def test_the_package_holds_final_and_the_oracle_and_needs_only_jsonschema(instal
         "print(final.__file__); print(json.dumps(m.requires('differential-dataflow-stages')));"
         "print(len(list(c.load_all(c.CASES))))"
     )
-    result = subprocess.run([str(installed / "python"), "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    result = subprocess.run([str(installed / "python"), "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                            env=OUTSIDE)
     assert result.returncode == 0, result.stderr
     location, requires, cases = result.stdout.splitlines()
     assert "site-packages" in location  # not the repository's copy
@@ -58,7 +64,7 @@ def test_the_package_holds_final_and_the_oracle_and_needs_only_jsonschema(instal
     assert int(cases) == json.loads((ROOT / "final/conformance/cases/manifest.json").read_text())["cases"]
     for stage in ("v0", "v5"):  # the stages are not part of the package
         missing = subprocess.run([str(installed / "python"), "-c", f"import {stage}"], cwd=tmp_path,
-                                 capture_output=True, text=True)
+                                 capture_output=True, text=True, env=OUTSIDE)
         assert missing.returncode != 0
 
 
