@@ -176,6 +176,15 @@ def test_output_frontiers_are_checked() -> None:
     assert any("never closed" in v for v in judge(case, unclosed).violations)
 
 
+def test_output_at_a_version_of_the_wrong_shape_fails_the_case() -> None:
+    from final.conformance.stages import Run
+
+    pairs = BY_NAME["join/random-01"]
+    verdict = judge(pairs, Run(events=[("data", [((1, (1, 1)), 0, 1)]), ("frontier", [])]))
+    assert verdict.status == "failed"
+    assert verdict.violations == ["output at version 0, which is not a version of this case (2 coordinate(s))"]
+
+
 # -- case files and encoding ----------------------------------------------------------------------
 
 
