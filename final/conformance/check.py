@@ -76,10 +76,14 @@ class Verdict:
     mismatches: list[Mismatch] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     """Frontier-contract and version-shape problems, one sentence each."""
+    exit_status: int | None = None
+    """How an engine that gave the case no closing line exited (None: it was stopped, or did not end)."""
+    stderr: str = ""
+    """The last lines such an engine wrote to its standard error."""
 
     def lines(self, most: int = 3) -> list[str]:
         """What went wrong, as lines for the terminal (``most`` mismatches at most)."""
-        lines = [self.reason] if self.reason else []
+        lines = self.reason.splitlines()
         lines += self.violations
         lines += [mismatch.describe() for mismatch in self.mismatches[:most]]
         if len(self.mismatches) > most:
@@ -100,6 +104,7 @@ def judge(case: Case, run: Run) -> Verdict:
         return verdict
     if run.status == "error":
         verdict.status, verdict.reason = "failed", f"error: {run.reason}"
+        verdict.exit_status, verdict.stderr = run.exit_status, run.stderr
         return verdict
     shape = shape_violation(case, run)
     if shape is not None:  # versions of another shape cannot be compared with the case's at all
