@@ -273,9 +273,10 @@ class _Channel:
     engine can neither stall the checker nor flood it.
 
     Invariant: ``_lines`` holds the complete lines read and not yet taken,
-    ``_partial`` the bytes after the last newline read; a read happens only
-    when ``_lines`` is empty, so they hold at most one read beyond a case's
-    caps. ``_unsent`` is what is left of the case's lines to write.
+    ``_partial`` the bytes after the last newline read. A read happens only
+    when ``_lines`` is empty, so ``_lines`` never holds more than one read
+    (``READ_SIZE`` bytes), and ``_partial`` no more than the byte cap.
+    ``_unsent`` is what is left to write of the case's lines.
     """
 
     def __init__(self, process: subprocess.Popen) -> None:
