@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -176,6 +177,15 @@ def test_output_frontiers_are_checked() -> None:
     assert any("never closed" in v for v in judge(case, unclosed).violations)
 
 
+def test_output_at_a_version_of_the_wrong_shape_fails_the_case() -> None:
+    from final.conformance.stages import Run
+
+    pairs = BY_NAME["join/random-01"]
+    verdict = judge(pairs, Run(events=[("data", [((1, (1, 1)), 0, 1)]), ("frontier", [])]))
+    assert verdict.status == "failed"
+    assert verdict.violations == ["output at version 0, which is not a version of this case (2 coordinate(s))"]
+
+
 # -- case files and encoding ----------------------------------------------------------------------
 
 
@@ -207,6 +217,64 @@ def test_a_broken_case_file_is_refused_with_what_is_wrong(tmp_path: Path, change
     path.write_text(json.dumps(value))
     with pytest.raises(CaseError, match=message):
         load(path)
+
+
+FRAUD = CASES / "reachability" / "doc-fraud_propagation.json"
+"""Messages: roots +you at 0, roots' frontier [1], four edges at 0, edges closed, roots -you at 1, roots closed.
+Expected: at 0 ana, bo, cy and you (collection and difference); at 1 nothing (each retracted)."""
+
+
+def _set(path: list, to):
+    def change(case: dict) -> None:
+        target = case
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = to
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (_set(["program"], "reachabilty"), "$.program: 'reachabilty' is not a program of the catalog: did you mean "
+                                           "'reachability'? use one of those 'python -m final.conformance programs' "
+                                           "lists"),
+        (_set(["inputs"], ["edges", "roots"]), "$.inputs: ['edges', 'roots'] are not reachability's inputs in the "
+                                               "catalog's order, ['roots', 'edges']: list those, in that order"),
+        (_set(["inputs"], ["roots"]), "$.inputs: ['roots'] are not reachability's inputs"),
+        (_set(["messages", 2, "data", 3, 2], 0), "$.messages[2].data[3][2]: a multiplicity of 0 says nothing, and a "
+                                                 "case holds none: remove the update"),
+        (_set(["expected", 1, "difference", 2, 1], 0), "$.expected[1].difference[2][1]: a multiplicity of 0 says "
+                                                       "nothing, and a case holds none: leave the record out"),
+        (_set(["expected", 0, "collection", 0, 1], 0), "$.expected[0].collection[0][1]: a multiplicity of 0"),
+        (_set(["expected", 0, "collection", 1, 1], 2), '$.expected[0].collection: at version 0 the collection '
+                                                       'contradicts the differences ("bo" is x2 in the collection, x1 '
+                                                       'in the differences): the collection at a version is the sum '
+                                                       'of the differences at every version <= it'),
+        (_set(["expected", 1, "collection"], [["cy", 1]]), '$.expected[1].collection: at version 1 the collection '
+                                                           'contradicts the differences ("cy" is x1 in the collection, '
+                                                           'x0 in the differences)'),
+        (_set(["expected", 1, "difference"], [["ana", -1], ["bo", -1], ["you", -1]]),
+         '$.expected[1].collection: at version 1 the collection contradicts the differences ("cy" is x0 in the '
+         'collection, x1 in the differences)'),
+    ],
+    ids=["unknown program", "inputs out of order", "inputs missing", "zero update", "zero difference",
+         "zero collection", "collection off", "collection extra", "difference short"],
+)
+@pytest.mark.parametrize("engine", [["--engine", "v5"], ["--engine", "cmd:false"], ["--outputs", "."]],
+                         ids=["stage", "cmd", "outputs"])
+def test_a_wrong_case_is_refused_before_any_engine_runs(tmp_path: Path, capsys, change, message: str,
+                                                        engine: list[str]) -> None:
+    value = json.loads(FRAUD.read_text())
+    change(value)
+    path = tmp_path / "cases" / "reachability" / "doc-fraud_propagation.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(value))
+    assert main(["check", *engine, "--cases", str(path), "--report", str(tmp_path / "r.json")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {path}: {message}")
+    assert not (tmp_path / "r.json").exists()
+    with pytest.raises(CaseError, match=re.escape(f"{path}: {message}")):
+        list(load_all(tmp_path / "cases"))
 
 
 def test_a_case_reads_back_as_written() -> None:

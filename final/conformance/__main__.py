@@ -16,13 +16,24 @@ import json
 import re
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .cases import CASES, Case, CaseError, case_set, load, load_all
 from .catalog import PROGRAMS
 from .check import Report, judge, size, smallest_failing, write_smallest
-from .engines import DEFAULT_TIMEOUT, STAGES, EngineError, RecordedEngine, StageEngine, engine_named, record, serve
+from .engines import (
+    DEFAULT_TIMEOUT,
+    MAX_OUTPUT_BYTES,
+    MAX_OUTPUT_LINES,
+    STAGES,
+    EngineError,
+    RecordedEngine,
+    StageEngine,
+    engine_named,
+    record,
+    serve,
+)
 from .generate import DEFAULT_SEED, GenerationError, generate, write
 
 REPORTS = Path("out") / "conformance"
@@ -51,7 +62,13 @@ def parser() -> argparse.ArgumentParser:
                        "e.g. d2ts, cmd)")
     check.add_argument("--report", type=Path, help=f"the JSON report (default {REPORTS}/<label>.json)")
     check.add_argument("--record", type=Path, help="also write the engine's outputs to DIR/<case>.jsonl")
-    check.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds an engine may take per case")
+    check.add_argument("--timeout", type=_positive(float), default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                       help="seconds an engine may take per case, from its first line to the closing line, however "
+                       f"much it writes ({DEFAULT_TIMEOUT:g})")
+    check.add_argument("--max-output-lines", type=_positive(int), default=MAX_OUTPUT_LINES, metavar="N",
+                       help=f"most lines an engine may write for one case ({MAX_OUTPUT_LINES:,})")
+    check.add_argument("--max-output-bytes", type=_positive(int), default=MAX_OUTPUT_BYTES, metavar="N",
+                       help=f"most bytes an engine may write for one case ({MAX_OUTPUT_BYTES:,})")
     check.add_argument("--no-shrink", action="store_true", help="do not shrink failing cases")
     check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="a progress bar (default: when stderr is a terminal)")
@@ -60,6 +77,21 @@ def parser() -> argparse.ArgumentParser:
     answer = commands.add_parser("serve", help="answer the protocol on stdin/stdout with one of this project's stages")
     answer.add_argument("--engine", choices=STAGES, required=True)
     return top
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    """An argparse type: a number of ``kind`` above zero (a deadline or a cap of 0 would fail every case)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text} is not above 0")
+        return value
+
+    return parse
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -100,8 +132,8 @@ def _load_cases(path: Path, programs: Sequence[str]) -> list[Case]:
 
 def _check(arguments: argparse.Namespace) -> int:
     cases = _load_cases(arguments.cases, arguments.program)
-    engine = RecordedEngine(arguments.outputs) if arguments.outputs else engine_named(arguments.engine,
-                                                                                      arguments.timeout)
+    engine = RecordedEngine(arguments.outputs) if arguments.outputs else engine_named(
+        arguments.engine, arguments.timeout, arguments.max_output_lines, arguments.max_output_bytes)
     label = arguments.label or ("outputs" if arguments.outputs else arguments.engine.split(":")[0])
     label = re.sub(r"[^A-Za-z0-9_.-]+", "-", label)
     report = Report(engine.name, label, case_set(arguments.cases))

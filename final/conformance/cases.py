@@ -8,6 +8,7 @@ back is the tuple it was written from.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .catalog import BY_NAME
 from .encoding import (
     PlainVersion,
     decode,
@@ -24,7 +26,7 @@ from .encoding import (
     encode_collection,
     encode_version,
 )
-from .versions import Collection, less_equal, sort_key
+from .versions import Collection, accumulate, less_equal, sort_key
 
 FORMAT = "dd-conformance-case/1"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
@@ -33,7 +35,11 @@ CASES = Path(__file__).with_name("cases")
 
 
 class CaseError(ValueError):
-    """A case file that cannot be read: not JSON, not valid against the schema, or inconsistent."""
+    """A case file that cannot be read: not JSON, not valid against the schema, or inconsistent.
+
+    Its message names the file and a JSON path to the bad spot (``$.messages[4].data[2][2]``),
+    says what is wrong there and what to do.
+    """
 
 
 Update = tuple[Hashable, PlainVersion, int]
@@ -133,12 +139,13 @@ class Case:
 
     @classmethod
     def from_json(cls, value: Any, origin: str = "case") -> Case:
-        """A case from its decoded JSON, validated against the schema and checked for consistency.
+        """A case from its decoded JSON, validated against the schema and the catalog, and checked for
+        consistency, so that no engine is ever run on a case that is wrong itself.
 
         Raises:
-            CaseError: naming ``origin`` and what is wrong.
+            CaseError: naming ``origin``, the JSON path of what is wrong, and what to do.
         """
-        problem = schema_problem(value)
+        problem = schema_problem(value) or catalog_problem(value)
         if problem:
             raise CaseError(f"{origin}: {problem}")
         case = cls(
@@ -162,25 +169,49 @@ class Case:
 
     def inconsistency(self) -> str | None:
         """What the schema cannot say is wrong with this case, or None: unknown inputs, versions of the
-        wrong shape, data sent at a version its input's frontier has passed, an input never closed."""
+        wrong shape, data sent at a version its input's frontier has passed, an input never closed, an
+        expected collection that is not the sum of the expected differences."""
         frontiers: dict[str, tuple[PlainVersion, ...]] = {}
         for position, message in enumerate(self.messages):
+            where = f"$.messages[{position}]"
             if message.input not in self.inputs:
-                return f"message {position} is for input {message.input!r}, not one of {list(self.inputs)}"
+                return f"{where}.input: {message.input!r} is not one of the case's inputs {list(self.inputs)}"
             versions = [v for _, v, _ in message.data] if message.data is not None else list(message.frontier or ())
             shape = next((v for v in versions if not self.fits(v)), None)
             if shape is not None:
-                return f"message {position}: version {shape!r} does not have {self.dimensions} coordinate(s)"
+                return f"{where}: version {shape!r} does not have {self.dimensions} coordinate(s) ($.dimensions)"
             if message.data is not None:
                 frontier = frontiers.get(message.input)
                 late = next((v for v in versions if frontier is not None and not allowed(frontier, v)), None)
                 if late is not None:
-                    return f"message {position}: data at {late!r} after input {message.input!r}'s frontier passed it"
+                    return f"{where}: data at {late!r} after input {message.input!r}'s frontier passed it"
             else:
                 frontiers[message.input] = message.frontier or ()
         still_open = [name for name in self.inputs if frontiers.get(name) != ()]
         if still_open:
-            return f"inputs {still_open} are never closed: the last frontier message of every input must be []"
+            return (f"$.messages: inputs {still_open} are never closed: the last frontier message of every input "
+                    "must be []")
+        return self._accumulation_problem()
+
+    def _accumulation_problem(self) -> str | None:
+        """Where an expected collection is not the sum of the expected differences at the versions ``<=``
+        its own (001's relation, which the README's 'What a case says' defines them by), or None.
+
+        The checker judges an engine by the differences alone, so a collection that contradicts them
+        would tell an engine's author something the checker does not hold them to.
+        """
+        differences = self.differences()
+        for position, entry in enumerate(self.expected):
+            summed = accumulate(differences, entry.version)
+            if summed == entry.collection:
+                continue
+            wrong = sorted(summed.keys() | entry.collection.keys(), key=lambda r: json.dumps(encode(r)))
+            shown = "; ".join(f"{json.dumps(encode(record))} is x{entry.collection.get(record, 0)} in the "
+                              f"collection, x{summed.get(record, 0)} in the differences"
+                              for record in wrong if summed.get(record, 0) != entry.collection.get(record, 0))
+            return (f"$.expected[{position}].collection: at version {json.dumps(encode_version(entry.version))} "
+                    f"the collection contradicts the differences ({shown}): the collection at a version is the "
+                    "sum of the differences at every version <= it; correct whichever of the two is wrong")
         return None
 
     def fits(self, version: PlainVersion) -> bool:
@@ -200,14 +231,32 @@ def schema() -> dict:
 
 
 def schema_problem(value: Any) -> str | None:
-    """The first way ``value`` breaks ``schema.json``, as one sentence, or None."""
+    """The first way ``value`` breaks ``schema.json``, as its JSON path and one sentence, or None."""
     import jsonschema
 
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema()).iter_errors(value))
     if error is None:
         return None
-    where = "/".join(str(part) for part in error.absolute_path) or "the top level"
-    return f"not a valid case at {where}: {error.message}"
+    if error.validator == "not" and error.instance == 0:  # the schema's one "not": a multiplicity of 0
+        drop = ("remove the update" if error.absolute_path[0] == "messages" else
+                "leave the record out (collections and differences list only records whose multiplicity is not 0)")
+        return f"{error.json_path}: a multiplicity of 0 says nothing, and a case holds none: {drop}"
+    return f"{error.json_path}: not a valid case: {error.message} (the README's 'Case files' says what a case holds)"
+
+
+def catalog_problem(value: dict) -> str | None:
+    """Whether a case that fits the schema names a program of the catalog and its inputs in the catalog's
+    order (the order the checker sends them to an engine in), as a sentence, or None."""
+    program = BY_NAME.get(value["program"])
+    if program is None:
+        close = difflib.get_close_matches(value["program"], BY_NAME, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return (f"$.program: {value['program']!r} is not a program of the catalog: {hint}use one of those "
+                "'python -m final.conformance programs' lists")
+    if tuple(value["inputs"]) != program.inputs:
+        return (f"$.inputs: {value['inputs']} are not {program.name}'s inputs in the catalog's order, "
+                f"{list(program.inputs)}: list those, in that order")
+    return None
 
 
 def load(path: Path) -> Case:

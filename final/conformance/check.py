@@ -76,10 +76,14 @@ class Verdict:
     mismatches: list[Mismatch] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     """Frontier-contract and version-shape problems, one sentence each."""
+    exit_status: int | None = None
+    """How an engine that gave the case no closing line exited (None: it was stopped, or did not end)."""
+    stderr: str = ""
+    """The last lines such an engine wrote to its standard error."""
 
     def lines(self, most: int = 3) -> list[str]:
         """What went wrong, as lines for the terminal (``most`` mismatches at most)."""
-        lines = [self.reason] if self.reason else []
+        lines = self.reason.splitlines()
         lines += self.violations
         lines += [mismatch.describe() for mismatch in self.mismatches[:most]]
         if len(self.mismatches) > most:
@@ -100,6 +104,11 @@ def judge(case: Case, run: Run) -> Verdict:
         return verdict
     if run.status == "error":
         verdict.status, verdict.reason = "failed", f"error: {run.reason}"
+        verdict.exit_status, verdict.stderr = run.exit_status, run.stderr
+        return verdict
+    shape = shape_violation(case, run)
+    if shape is not None:  # versions of another shape cannot be compared with the case's at all
+        verdict.status, verdict.violations = "failed", [shape]
         return verdict
     verdict.violations = frontier_violations(case, run)
     produced = consolidate(run.updates())
@@ -129,17 +138,27 @@ def compare(version: PlainVersion, expected: Collection, got: Collection) -> Mis
     return mismatch
 
 
-def frontier_violations(case: Case, run: Run) -> list[str]:
-    """Versions of the wrong shape, data behind the output frontier, frontiers going back, an unclosed output."""
-    problems = []
-    frontier: list | None = None
+def shape_violation(case: Case, run: Run) -> str | None:
+    """The first output version that is not of the case's shape, as a sentence, or None.
+
+    An engine in a child process cannot get this far with one (``read_answer``
+    refuses the line); an engine in this process can.
+    """
     for kind, items in run.events:
         versions = [version for _, version, _ in items] if kind == "data" else items
         wrong_shape = next((v for v in versions if not case.fits(v)), None)
         if wrong_shape is not None:
-            problems.append(f"output at version {_show(wrong_shape)}, which is not a version of this case "
-                            f"({case.dimensions} coordinate(s))")
-            return problems
+            return (f"output at version {_show(wrong_shape)}, which is not a version of this case "
+                    f"({case.dimensions} coordinate(s))")
+    return None
+
+
+def frontier_violations(case: Case, run: Run) -> list[str]:
+    """Data behind the output frontier, frontiers going back, an unclosed output."""
+    problems = []
+    frontier: list | None = None
+    for kind, items in run.events:
+        versions = [version for _, version, _ in items] if kind == "data" else items
         if kind == "data":
             late = next((v for v in versions if frontier is not None and not allowed(tuple(frontier), v)), None)
             if late is not None:

@@ -11,21 +11,43 @@ from __future__ import annotations
 
 import json
 import os
-import queue
+import select
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import textwrap
 import threading
-from collections.abc import Iterator
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from .cases import Case, Message
-from .encoding import EncodingError, decode, decode_version, encode, encode_version
+from .cases import Case, Message, Update
+from .encoding import PlainVersion, decode, decode_version, encode, encode_version
 from .stages import STAGES, Run, run_stage
 
 DEFAULT_TIMEOUT = 60.0
+"""Seconds an engine has for one case, from the case's first line to its answer's closing line."""
+MAX_OUTPUT_LINES = 1_000_000
+"""Most output lines an engine may write for one case. The committed cases need at most 44 lines and
+3 KB; a cap this far above leaves room for larger case sets and still bounds what the checker holds
+for one case, since every line is parsed and kept until the case is judged."""
+MAX_OUTPUT_BYTES = 64 * 2**20
+"""Most bytes of output an engine may write for one case (64 MiB), for the same reason, and because
+a line is kept whole until its newline: this also bounds one endless line."""
+READ_SIZE = 2**16
+"""Bytes read from or written to an engine at once: a pipe's capacity on Linux."""
+EXIT_GRACE = 1.0
+"""Seconds an engine that closed its output is given to exit, so that its exit status can be reported."""
+STDERR_GRACE = 1.0
+"""Seconds given, once an engine's process group is killed, to read the last of its standard error."""
+STDERR_TAIL_LINES = 20
+STDERR_TAIL_BYTES = 2048
+"""What a failed case's reason quotes of the engine's standard error: the end of a stack trace,
+short enough to read in a terminal and to keep for every failed case of a report."""
 D2TS = Path(__file__).with_name("d2ts")
 
 
@@ -66,11 +88,15 @@ def case_lines(case: Case) -> Iterator[str]:
     yield json.dumps({"end": True})
 
 
-def read_answer(lines: Iterator[str]) -> tuple[Run, bool]:
+def read_answer(lines: Iterator[str], dimensions: int) -> tuple[Run, bool]:
     """An engine's answer to one case, up to and including its closing line, and whether it had one.
 
-    Output that breaks the protocol (not JSON, an unknown message, a record
-    or version the encoding cannot carry) is an ``error`` run saying what.
+    ``dimensions`` is the case's: every version the engine writes must have
+    that many coordinates. Output that breaks the protocol (not JSON, an
+    unknown message, an update that is not ``[record, version, multiplicity]``,
+    a multiplicity that is not an integer, a version of the wrong shape, a
+    record the encoding cannot carry) is an ``error`` run whose reason quotes
+    the line: ``protocol: output line N '<line>': <what is wrong>``.
     """
     run = Run()
     for number, line in enumerate(lines, 1):
@@ -78,10 +104,17 @@ def read_answer(lines: Iterator[str]) -> tuple[Run, bool]:
             continue
         try:
             message = json.loads(line)
+            if not isinstance(message, dict):
+                raise ValueError("a message is a JSON object")
             if "data" in message:
-                run.events.append(("data", [(decode(r), decode_version(v), int(m)) for r, v, m in message["data"]]))
+                if not isinstance(message["data"], list):
+                    raise ValueError("data is a list of updates [record, version, multiplicity]")
+                run.events.append(("data", [_update(item, dimensions, position)
+                                            for position, item in enumerate(message["data"])]))
             elif "frontier" in message:
-                run.events.append(("frontier", [decode_version(v) for v in message["frontier"]]))
+                if not isinstance(message["frontier"], list):
+                    raise ValueError("a frontier is a list of versions")
+                run.events.append(("frontier", [_version(value, dimensions) for value in message["frontier"]]))
             elif "done" in message:
                 return run, True
             elif "unsupported" in message or "error" in message:
@@ -89,80 +122,301 @@ def read_answer(lines: Iterator[str]) -> tuple[Run, bool]:
                 return Run(status=status, reason=str(message[status]), events=run.events), True
             else:
                 raise ValueError("expected data, frontier, done, unsupported or error")
-        except (ValueError, TypeError, EncodingError, AttributeError) as problem:
+        except ValueError as problem:  # EncodingError and JSONDecodeError are ValueErrors
             reason = f"protocol: output line {number} {line.strip()[:120]!r}: {problem}"
             return Run(status="error", reason=reason), False
     return Run(status="error", reason="the engine's output ended before a closing line (done/unsupported/error)"), False
 
 
-class CommandEngine:
-    """An engine in a child process, speaking the protocol; restarted after a case it fails to answer."""
+def _update(item: Any, dimensions: int, position: int) -> Update:
+    """The update at ``position`` of an output data message, checked: a record, a version of the case's
+    shape, an integer multiplicity.
 
-    def __init__(self, name: str, command: list[str], cwd: Path | None = None, timeout: float = DEFAULT_TIMEOUT):
+    Raises:
+        ValueError: saying what is wrong with it.
+    """
+    if not isinstance(item, list) or len(item) != 3:
+        raise ValueError(f"update {position} is not [record, version, multiplicity]")
+    record, version, multiplicity = item
+    if type(multiplicity) is not int:  # not isinstance: True is an int to Python, and 1.5 must not become 1
+        raise ValueError(f"update {position}: multiplicity {_quote(multiplicity)} is not an integer")
+    return decode(record), _version(version, dimensions), multiplicity
+
+
+def _version(value: Any, dimensions: int) -> PlainVersion:
+    """An output version, checked against the case's number of coordinates.
+
+    Raises:
+        ValueError: not a version, or a version of another shape than the case's.
+    """
+    version = decode_version(value)
+    coordinates = 1 if isinstance(version, int) else len(version)
+    if coordinates != dimensions:
+        shape = "integers" if dimensions == 1 else f"arrays of {dimensions} integers"
+        raise ValueError(f"version {_quote(value)} has {coordinates} coordinate(s), but this case's versions "
+                         f"are {shape}")
+    return version
+
+
+def _quote(value: Any) -> str:
+    """A JSON value as a reason shows it: its text, cut short (the whole line is quoted beside it)."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class CommandEngine:
+    """An engine in a child process, speaking the protocol; restarted after a case it fails to answer.
+
+    Nothing the engine does can hang the checker or exhaust its memory: a
+    case has a wall-clock deadline (``timeout`` seconds from its first line;
+    output does not extend it) and caps on the lines and bytes of output the
+    engine may write for it (``max_lines``, ``max_bytes``). The engine runs
+    in a session of its own, and its whole process group is killed when a
+    case ends without a closing line (the engine died, broke the protocol,
+    or hit the deadline or a cap) and when the run ends (``close``), so
+    nothing it started is left running. The tail of its standard error is
+    kept, and a failed case's reason quotes it with the engine's exit status.
+
+    Invariant: ``_process``, ``_channel`` and ``_stderr`` are all None, or
+    a started engine, the pipes to it, and the reader of its standard error.
+    """
+
+    def __init__(self, name: str, command: list[str], cwd: Path | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 max_lines: int = MAX_OUTPUT_LINES, max_bytes: int = MAX_OUTPUT_BYTES) -> None:
         self.name = name
         self.command = command
         self.cwd = cwd
         self.timeout = timeout
+        self.max_lines = max_lines
+        self.max_bytes = max_bytes
         self._process: subprocess.Popen | None = None
-        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._channel: _Channel | None = None
+        self._stderr: _Tail | None = None
 
-    def _start(self) -> subprocess.Popen:
-        if self._process is None or self._process.poll() is not None:
+    def _start(self) -> _Channel:
+        if self._process is not None and self._process.poll() is not None:
+            self.close()  # it ended between cases: what it started goes with it, and a fresh one takes over
+        if self._channel is None:
             try:
                 self._process = subprocess.Popen(
                     self.command, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=sys.stderr if os.environ.get("CONFORMANCE_ENGINE_STDERR") else subprocess.DEVNULL,
-                    text=True, bufsize=1,
+                    stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
                 )
             except OSError as error:
                 raise EngineError(f"cannot start {shlex.join(self.command)}: {error}") from None
-            self._lines = queue.Queue()
-            threading.Thread(target=_pump, args=(self._process.stdout, self._lines), daemon=True).start()
-        return self._process
+            self._channel = _Channel(self._process)
+            self._stderr = _Tail(self._process.stderr, echo=bool(os.environ.get("CONFORMANCE_ENGINE_STDERR")))
+        return self._channel
 
     def run(self, case: Case) -> Run:
-        process = self._start()
-        writer = threading.Thread(target=_write_all, args=(process.stdin, case_lines(case)), daemon=True)
-        writer.start()
-        run, closed = read_answer(self._answer_lines())
-        writer.join(timeout=self.timeout)
-        if not closed or writer.is_alive():
-            self.close()  # what it writes next may still belong to this case: start afresh
+        """The engine's answer to ``case``, or an ``error`` run saying why there is none.
+
+        The reason of a case that got no closing line ends with how the
+        engine ended (its exit status, or that it was stopped) and the last
+        lines of its standard error, which ``exit_status`` and ``stderr`` hold too.
+        """
+        channel = self._start()
+        channel.send(case_lines(case))
+        try:
+            run, closed = read_answer(channel.lines(self.timeout, self.max_lines, self.max_bytes), case.dimensions)
+        except _Stopped as stopped:
+            run, closed = Run(status="error", reason=str(stopped)), False
+        if closed:
+            if not channel.sent_all():
+                self.close()  # it answered before reading the whole case, and would read the rest as the next
+            return run
+        # What it writes next may still belong to this case, so it is stopped and restarted.
+        run.exit_status, run.stderr = self._stop(EXIT_GRACE if channel.ended() else 0)
+        run.reason += _ending(run.exit_status, run.stderr)
         return run
 
-    def _answer_lines(self) -> Iterator[str]:
-        while True:
-            try:
-                line = self._lines.get(timeout=self.timeout)
-            except queue.Empty:
-                self.close()
-                yield json.dumps({"error": f"no answer within {self.timeout:g} s (the engine was restarted)"})
-                return
-            if line is None:
-                return
-            yield line
+    def _stop(self, grace: float) -> tuple[int | None, str]:
+        """Stop the engine: its exit status if it ended by itself (given ``grace`` seconds to), else None,
+        and the last lines of its standard error."""
+        assert self._process is not None and self._stderr is not None
+        process, stderr = self._process, self._stderr
+        try:
+            status: int | None = process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            status = None
+        self.close()
+        return status, stderr.text()
 
     def close(self) -> None:
-        if self._process is not None:
-            self._process.kill()
-            self._process.wait()
-            self._process = None
+        """Kill the engine's process group (the engine and everything it started), and reap the engine."""
+        if self._process is None or self._stderr is None:
+            return
+        process, stderr = self._process, self._stderr
+        self._process = self._channel = self._stderr = None
+        try:
+            # The group id is the engine's pid, and stays taken while anything in the group lives,
+            # even once the engine itself is reaped: it cannot name another program's group.
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # everything in the group has ended
+        process.wait()
+        stderr.finish()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
 
 
-def _pump(stream: IO[str], lines: queue.Queue) -> None:
-    for line in stream:
-        lines.put(line)
-    lines.put(None)
+class _Stopped(Exception):
+    """The checker stopped reading an answer: the case's deadline passed, or its output went over a cap."""
 
 
-def _write_all(stream: IO[str], lines: Iterator[str]) -> None:
-    try:
-        for line in lines:
-            stream.write(line + "\n")
-        stream.flush()
-    except (BrokenPipeError, ValueError, OSError):
-        pass  # the engine went away; the reader reports it
+class _Channel:
+    """The checker's ends of an engine's standard input and output, never blocking on either.
 
+    A case's lines are written while its answer is read, in one loop under
+    one deadline, and the output read is counted against the caps, so the
+    engine can neither stall the checker nor flood it.
+
+    Invariant: ``_lines`` holds the complete lines read and not yet taken,
+    ``_partial`` the bytes after the last newline read. A read happens only
+    when ``_lines`` is empty, so ``_lines`` never holds more than one read
+    (``READ_SIZE`` bytes), and ``_partial`` no more than the byte cap.
+    ``_unsent`` is what is left to write of the case's lines.
+    """
+
+    def __init__(self, process: subprocess.Popen) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self._stdin, self._stdout = process.stdin.fileno(), process.stdout.fileno()
+        os.set_blocking(self._stdin, False)
+        self._poller = select.poll()
+        self._poller.register(self._stdout, select.POLLIN)
+        self._lines: deque[bytes] = deque()
+        self._partial = bytearray()
+        self._unsent = memoryview(b"")
+        self._ended = False
+
+    def send(self, lines: Iterable[str]) -> None:
+        """Write ``lines`` to the engine, as the next ``lines()`` reads its answer."""
+        self._unsent = memoryview("".join(line + "\n" for line in lines).encode())
+        self._poller.register(self._stdin, select.POLLOUT)
+
+    def sent_all(self) -> bool:
+        return not self._unsent
+
+    def ended(self) -> bool:
+        """Whether the engine closed its standard output (most likely, it exited)."""
+        return self._ended
+
+    def lines(self, timeout: float, max_lines: int, max_bytes: int) -> Iterator[str]:
+        """The engine's output lines as they come, until it closes its output, for at most ``timeout``
+        seconds, ``max_lines`` lines and ``max_bytes`` bytes.
+
+        Raises:
+            _Stopped: the deadline passed or a cap was exceeded, saying which and how to raise it.
+        """
+        deadline = time.monotonic() + timeout
+        count = size = 0
+        while True:
+            while self._lines:
+                yield self._lines.popleft().decode("utf-8", errors="replace")
+            if self._ended:
+                if self._partial:
+                    yield self._partial.decode("utf-8", errors="replace")
+                    self._partial.clear()
+                return
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                raise _Stopped(f"no answer within {timeout:g} s (a case's deadline counts from its first line "
+                               "and output does not extend it; --timeout sets it)")
+            for descriptor, _ in self._poller.poll(wait * 1000):
+                if descriptor == self._stdin:
+                    self._write()
+                    continue
+                chunk = os.read(self._stdout, READ_SIZE)
+                if not chunk:
+                    self._ended = True
+                    self._poller.unregister(self._stdout)
+                    continue
+                size += len(chunk)
+                if size > max_bytes:
+                    raise _Stopped(f"more than {max_bytes:,} bytes of output for one case (the cap on output "
+                                   "bytes; --max-output-bytes raises it)")
+                count += self._split(chunk)
+                if count > max_lines:
+                    raise _Stopped(f"more than {max_lines:,} output lines for one case (the cap on output "
+                                   "lines; --max-output-lines raises it)")
+
+    def _split(self, chunk: bytes) -> int:
+        """Add what was read to the lines and the partial line; returns how many lines it completed."""
+        first, *rest = chunk.split(b"\n")
+        if not rest:
+            self._partial += first  # in place: a long line read in many chunks is not copied each time
+            return 0
+        self._lines.append(bytes(self._partial + first))
+        self._lines.extend(rest[:-1])
+        self._partial = bytearray(rest[-1])
+        return len(rest)
+
+    def _write(self) -> None:
+        try:
+            written = os.write(self._stdin, self._unsent[:READ_SIZE])
+        except BlockingIOError:
+            return
+        except OSError:  # it closed its standard input; what it wrote says why
+            self._poller.unregister(self._stdin)
+            return
+        self._unsent = self._unsent[written:]
+        if not self._unsent:
+            self._poller.unregister(self._stdin)
+
+
+class _Tail:
+    """The end of what an engine writes to its standard error, read by a thread as it comes.
+
+    Read at once, so an engine that logs a lot never blocks on a full pipe;
+    kept short (``STDERR_TAIL_BYTES``, shown as at most ``STDERR_TAIL_LINES``
+    lines), so one that logs forever does not fill the checker's memory; and
+    passed through to the checker's standard error when ``echo`` is set.
+    """
+
+    def __init__(self, stream: IO[bytes] | None, echo: bool) -> None:
+        assert stream is not None
+        self._stream = stream
+        self._kept = b""
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, args=(echo,), daemon=True)
+        self._reader.start()
+
+    def _read(self, echo: bool) -> None:
+        while chunk := self._stream.read(READ_SIZE):
+            if echo:
+                sys.stderr.write(chunk.decode("utf-8", errors="replace"))
+                sys.stderr.flush()
+            with self._lock:
+                self._kept = (self._kept + chunk)[-STDERR_TAIL_BYTES:]
+
+    def finish(self) -> None:
+        """Once the engine's group is killed: let the reader take what is left, then close the stream.
+
+        A process that left the group may still hold the pipe open; the
+        reader is then left to it, as a daemon thread, after ``STDERR_GRACE``.
+        """
+        self._reader.join(STDERR_GRACE)
+        if not self._reader.is_alive():
+            self._stream.close()
+
+    def text(self) -> str:
+        """The last lines kept, as text (the first may be cut short)."""
+        with self._lock:
+            kept = self._kept
+        return "\n".join(kept.decode("utf-8", errors="replace").splitlines()[-STDERR_TAIL_LINES:])
+
+
+def _ending(status: int | None, stderr: str) -> str:
+    """How an engine that gave a case no closing line ended, and what it last wrote to standard error."""
+    if status is None:
+        how = "the engine was stopped, with everything it started, and is restarted for the next case"
+    elif status < 0:
+        how = f"the engine was killed by signal {-status}"
+    else:
+        how = f"the engine exited with status {status}"
+    said = f"; its stderr ended with:\n{textwrap.indent(stderr, '  ')}" if stderr else "; its stderr was empty"
+    return f"; {how}{said}"
 
 def answer_lines(run: Run) -> Iterator[str]:
     """An engine's side: a run's output messages and its closing line, as protocol lines."""
@@ -213,7 +467,7 @@ class RecordedEngine:
         path = self.directory / f"{case.name}.jsonl"
         if not path.exists():
             return Run(status="error", reason=f"no recorded output ({path} is missing)")
-        return read_answer(iter(path.read_text().splitlines()))[0]
+        return read_answer(iter(path.read_text().splitlines()), case.dimensions)[0]
 
     def close(self) -> None:
         pass
@@ -229,8 +483,11 @@ def record(run: Run, directory: Path, case: Case) -> None:
 # -- by name -------------------------------------------------------------------------------
 
 
-def d2ts_engine(timeout: float = DEFAULT_TIMEOUT) -> CommandEngine:
+def d2ts_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
+                max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
     """d2ts through its Node adapter, its pinned npm dependency installed on first use.
+
+    ``timeout``, ``max_lines`` and ``max_bytes`` are ``CommandEngine``'s deadline and output caps.
 
     Raises:
         EngineError: node or npm is missing, or the install fails.
@@ -243,11 +500,16 @@ def d2ts_engine(timeout: float = DEFAULT_TIMEOUT) -> CommandEngine:
         result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=D2TS, capture_output=True, text=True)
         if result.returncode != 0:
             raise EngineError(f"npm ci in {D2TS} failed:\n{result.stderr[-2000:]}")
-    return CommandEngine("d2ts", ["node", str(D2TS / "adapter.mjs")], timeout=timeout)
+    return CommandEngine("d2ts", ["node", str(D2TS / "adapter.mjs")], timeout=timeout, max_lines=max_lines,
+                         max_bytes=max_bytes)
 
 
-def engine_named(name: str, timeout: float = DEFAULT_TIMEOUT) -> Engine:
+def engine_named(name: str, timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
+                 max_bytes: int = MAX_OUTPUT_BYTES) -> Engine:
     """``v0``..``v5``, ``final``, ``d2ts``, or ``cmd:<command line>``.
+
+    ``timeout``, ``max_lines`` and ``max_bytes`` are the deadline per case and the output caps of
+    the engines in a child process (d2ts and ``cmd:``); the stages run in this process.
 
     Raises:
         EngineError: any other name, or an engine that cannot be set up.
@@ -255,7 +517,7 @@ def engine_named(name: str, timeout: float = DEFAULT_TIMEOUT) -> Engine:
     if name in STAGES:
         return StageEngine(name)
     if name == "d2ts":
-        return d2ts_engine(timeout)
+        return d2ts_engine(timeout, max_lines, max_bytes)
     if name.startswith("cmd:") and name[4:].strip():
-        return CommandEngine(name, shlex.split(name[4:]), timeout=timeout)
+        return CommandEngine(name, shlex.split(name[4:]), timeout=timeout, max_lines=max_lines, max_bytes=max_bytes)
     raise EngineError(f"unknown engine {name!r}: use one of {', '.join(STAGES)}, d2ts, or cmd:<command line>")

@@ -49,12 +49,17 @@ class Run:
     ``events`` are the engine's output messages in the order it sent them:
     ``("data", [(record, version, multiplicity), ...])`` or ``("frontier",
     [version, ...])``. ``status`` is ``done``, ``unsupported`` or ``error``,
-    with ``reason`` saying why for the last two.
+    with ``reason`` saying why for the last two. An engine in a child
+    process that gave a case no closing line (it died, broke the protocol,
+    or was stopped) leaves how it ended: ``exit_status`` (None when the
+    checker stopped it) and the last lines of its standard error, ``stderr``.
     """
 
     status: str = "done"
     reason: str = ""
     events: list[tuple[str, list]] = field(default_factory=list)
+    exit_status: int | None = None
+    stderr: str = ""
 
     def updates(self) -> list[tuple[Hashable, PlainVersion, int]]:
         return [update for kind, items in self.events if kind == "data" for update in items]

@@ -1,0 +1,219 @@
+"""The checker's side of the protocol holds, whatever an engine does.
+
+Each engine here is a few lines of Python written to ``tmp_path`` and run as
+``cmd:<python> <script>``, misbehaving in one way an engine under development
+does: writing forever, writing a float where an integer goes, dying mid-case,
+hanging with a process of its own started. The README's 'The protocol an
+engine speaks' says what the checker must do then: fail the case within its
+deadline, with a reason that quotes the line or says how the engine ended,
+and leave nothing running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from final.conformance.__main__ import main
+from final.conformance.cases import CASES, load
+from final.conformance.check import judge
+from final.conformance.engines import CommandEngine, read_answer
+
+TIMEOUT = 2.0
+SLACK = 3.0
+"""Seconds a failing case may take beyond its deadline: stopping the engine, reading the last of its stderr."""
+CASE_FILE = CASES / "name_lengths" / "doc-names_with_lengths.json"
+CASE = load(CASE_FILE)
+PAIRS = load(CASES / "join" / "random-01.json")
+"""A case whose versions are pairs."""
+
+READ_THE_CASE = """
+import sys
+for line in sys.stdin:
+    if '"end"' in line:
+        break
+"""
+
+
+def _engine(tmp_path: Path, body: str, **limits: int) -> CommandEngine:
+    script = tmp_path / "engine.py"
+    script.write_text(body)
+    return CommandEngine("fake", [sys.executable, str(script), str(tmp_path)], timeout=TIMEOUT, **limits)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs; a zombie (killed, not yet reaped by its new parent) does not."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _pid(path: Path) -> int:
+    for _ in range(100):
+        if path.exists() and path.read_text():
+            return int(path.read_text())
+        time.sleep(0.05)
+    raise AssertionError(f"the engine never wrote {path}")
+
+
+def test_an_engine_that_writes_forever_fails_at_the_deadline_in_bounded_memory(tmp_path: Path) -> None:
+    engine = _engine(tmp_path, "import sys\nblock = '{\"data\": [[[\"a\", 1], 0, 1]]}\\n' * 1000\n"
+                               "while True:\n    sys.stdout.write(block)\n")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.monotonic()
+    try:
+        verdict = judge(CASE, engine.run(CASE))
+    finally:
+        engine.close()
+    assert time.monotonic() - start < TIMEOUT + SLACK
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024  # kilobytes on Linux
+    assert grown < 500 * 2**20
+    assert verdict.status == "failed"
+    assert verdict.reason.startswith("error: no answer within 2 s (a case's deadline counts from its first line "
+                                     "and output does not extend it")
+    assert "the engine was stopped" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("body", "limits", "reason"),
+    [
+        ("import sys\nwhile True:\n    sys.stdout.write('{\"data\": []}\\n' * 100)\n", {"max_lines": 1000},
+         "more than 1,000 output lines for one case (the cap on output lines; --max-output-lines raises it)"),
+        ("import sys\nwhile True:\n    sys.stdout.write('x' * 4096)\n", {"max_bytes": 100_000},
+         "more than 100,000 bytes of output for one case (the cap on output bytes; --max-output-bytes raises it)"),
+    ],
+    ids=["lines", "one endless line"],
+)
+def test_output_over_a_cap_fails_the_case_before_the_deadline(tmp_path: Path, body: str, limits: dict,
+                                                              reason: str) -> None:
+    engine = _engine(tmp_path, body, **limits)
+    engine.timeout = 60
+    start = time.monotonic()
+    try:
+        run = engine.run(CASE)
+    finally:
+        engine.close()
+    assert time.monotonic() - start < SLACK
+    assert run.status == "error" and run.reason.startswith(reason)
+
+
+@pytest.mark.parametrize("multiplicity", ["1.5", "true", '"1"', "null"])
+def test_a_multiplicity_that_is_not_an_integer_fails_the_case_quoting_the_line(tmp_path: Path,
+                                                                                multiplicity: str) -> None:
+    line = f'{{"data": [["alice", 0, 1], [["bob", 3], 0, {multiplicity}]]}}'
+    engine = _engine(tmp_path, READ_THE_CASE + f"print({line!r}, flush=True)\nsys.stdin.read()\n")
+    try:
+        verdict = judge(CASE, engine.run(CASE))
+    finally:
+        engine.close()
+    assert verdict.status == "failed"
+    assert verdict.reason.startswith(
+        f"error: protocol: output line 1 {line!r}: update 1: multiplicity {multiplicity} is not an integer; ")
+
+
+@pytest.mark.parametrize(
+    ("line", "dimensions", "problem"),
+    [
+        ('{"data": [["a", 0, 1]]}', 2, "version 0 has 1 coordinate(s), but this case's versions are arrays of 2 "
+                                       "integers"),
+        ('{"data": [["a", [0, 0, 0], 1]]}', 2, "version [0, 0, 0] has 3 coordinate(s)"),
+        ('{"data": [["a", [0, 1], 1]]}', 1, "but this case's versions are integers"),
+        ('{"frontier": [[1, 1]]}', 1, "version [1, 1] has 2 coordinate(s)"),
+        ('{"data": [["a", "0", 1]]}', 1, "is not a version"),
+        ('{"data": [["a", {"t": 0}, 1]]}', 1, "is not a version"),
+        ('{"data": [["a", 0]]}', 1, "update 0 is not [record, version, multiplicity]"),
+        ('{"data": {"a": 1}}', 1, "data is a list of updates"),
+        ('{"frontier": 3}', 1, "a frontier is a list of versions"),
+        ('[{"done": true}]', 1, "a message is a JSON object"),
+        ('{"data": [[1.5, 0, 1]]}', 1, "is not an encoded record"),
+    ],
+)
+def test_output_of_the_wrong_shape_or_type_is_a_protocol_failure_quoting_the_line(line: str, dimensions: int,
+                                                                                   problem: str) -> None:
+    run, closed = read_answer(iter(['{"data": []}', line, '{"done": true}']), dimensions)
+    assert not closed and run.status == "error"
+    assert run.reason.startswith(f"protocol: output line 2 {line!r}: ")
+    assert problem in run.reason
+
+
+def test_a_version_of_the_wrong_shape_fails_the_case_instead_of_breaking_the_checker(tmp_path: Path) -> None:
+    engine = _engine(tmp_path, READ_THE_CASE + "print('{\"data\": [[[1, [1, 1]], 0, 1]]}', flush=True)\n")
+    try:
+        verdict = judge(PAIRS, engine.run(PAIRS))
+    finally:
+        engine.close()
+    assert verdict.status == "failed"
+    assert "version 0 has 1 coordinate(s), but this case's versions are arrays of 2 integers" in verdict.reason
+
+
+def test_an_engine_that_dies_mid_case_is_reported_with_its_exit_status_and_stderr(tmp_path: Path, capsys) -> None:
+    script = tmp_path / "engine.py"
+    script.write_text("import sys\nsys.stdin.readline()\nprint('{\"data\": [[[\"alice\", 5], 0, 1]]}', flush=True)\n"
+                      "print('reading names', file=sys.stderr)\nprint('engine: out of cheese', file=sys.stderr)\n"
+                      "sys.exit(3)\n")
+    report = tmp_path / "report.json"
+    start = time.monotonic()
+    status = main(["check", "--engine", f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(script))}",
+                   "--cases", str(CASE_FILE), "--timeout", str(TIMEOUT), "--report", str(report), "--no-shrink"])
+    assert time.monotonic() - start < TIMEOUT + SLACK
+    assert status == 1
+    [verdict] = json.loads(report.read_text())["verdicts"]
+    assert verdict["status"] == "failed" and verdict["exit_status"] == 3
+    assert verdict["stderr"] == "reading names\nengine: out of cheese"
+    assert verdict["reason"] == ("error: the engine's output ended before a closing line (done/unsupported/error); "
+                                 "the engine exited with status 3; its stderr ended with:\n"
+                                 "  reading names\n  engine: out of cheese")
+    out = capsys.readouterr().out
+    assert "exited with status 3" in out and "    engine: out of cheese" in out
+
+
+def test_only_the_tail_of_stderr_is_kept_and_it_is_passed_through_when_asked(tmp_path: Path, capsys,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONFORMANCE_ENGINE_STDERR", "1")
+    engine = _engine(tmp_path, "import sys\nfor n in range(5000):\n    print(f'log {n}', file=sys.stderr)\n"
+                               "sys.exit(1)\n")
+    try:
+        run = engine.run(CASE)
+    finally:
+        engine.close()
+    assert run.exit_status == 1
+    assert run.stderr.splitlines() == [f"log {n}" for n in range(4980, 5000)]
+    assert "log 0\nlog 1\n" in capsys.readouterr().err
+
+
+def test_a_hanging_engine_and_the_process_it_started_are_killed_at_the_deadline(tmp_path: Path) -> None:
+    engine = _engine(tmp_path, "import subprocess, sys, time\nchild = subprocess.Popen(['sleep', '600'])\n"
+                               "open(sys.argv[1] + '/child', 'w').write(str(child.pid))\ntime.sleep(600)\n")
+    start = time.monotonic()
+    try:
+        verdict = judge(CASE, engine.run(CASE))
+        child = _pid(tmp_path / "child")
+        assert time.monotonic() - start < TIMEOUT + SLACK
+        assert verdict.status == "failed" and "no answer within 2 s" in verdict.reason
+        assert not _running(child)
+    finally:
+        engine.close()
+
+
+def test_what_an_engine_started_is_killed_when_the_run_ends(tmp_path: Path) -> None:
+    engine = _engine(tmp_path, "import subprocess, sys\nchild = subprocess.Popen(['sleep', '600'])\n"
+                               "open(sys.argv[1] + '/child', 'w').write(str(child.pid))\n" + READ_THE_CASE
+                     + "print('{\"done\": true}', flush=True)\nsys.stdin.read()\n")
+    try:
+        assert engine.run(CASE).status == "done"
+        child = _pid(tmp_path / "child")
+        assert _running(child)
+    finally:
+        engine.close()
+    assert not _running(child)
+
