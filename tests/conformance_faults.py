@@ -12,8 +12,8 @@ import sys
 from collections.abc import Callable
 
 from final.conformance.cases import Case
-from final.conformance.engines import StageEngine, serve
-from final.conformance.stages import Run
+from final.conformance.drive import FinalEngine, Run
+from final.conformance.engines import serve
 
 Updates = list[tuple]
 
@@ -41,7 +41,13 @@ def double_count(updates: Updates) -> Updates:
     return [update for update in updates for _ in range(2)]
 
 
+def no_frontiers(updates: Updates) -> Updates:
+    """Emits the right updates and no output frontier: an engine that ignores frontiers."""
+    return updates
+
+
 FAULTS: dict[str, Callable[[Updates], Updates]] = {
+    "no_frontiers": no_frontiers,
     "drop_retraction": drop_retraction,
     "wrong_version": wrong_version,
     "double_count": double_count,
@@ -49,18 +55,20 @@ FAULTS: dict[str, Callable[[Updates], Updates]] = {
 
 
 class FaultyEngine:
-    """final, with its output passed through one of ``FAULTS`` (and its output frontiers left out)."""
+    """final, with its output passed through one of ``FAULTS``: all of it, then the closing frontier ``[]``
+    (which ``no_frontiers`` leaves out too)."""
 
     def __init__(self, fault: str) -> None:
         self.name = f"final+{fault}"
         self.fault = FAULTS[fault]
-        self.final = StageEngine("final")
+        self.final = FinalEngine()
 
     def run(self, case: Case) -> Run:
         run = self.final.run(case)
         if run.status != "done":
             return run
-        return Run(events=[("data", self.fault(run.updates()))])
+        closing = [] if self.fault is no_frontiers else [("frontier", [])]
+        return Run(events=[("data", self.fault(run.updates())), *closing])
 
     def close(self) -> None:
         pass

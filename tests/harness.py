@@ -1,13 +1,17 @@
 """One way to run a program on any stage: ``run(stage, program, inputs)``.
 
-The stages expose three different APIs (static collections in v0, difference
-sequences in v1, dataflow graphs from v2 on); this module adapts each to the
-same contract:
+The stages expose four different APIs (static collections in v0, difference
+sequences in v1, dataflow graphs from v2 on, with versions from v3 on); the
+oracle's driver, ``final.conformance.drive``, adapts each to one contract, and
+this module adds what the tests need on top of it:
 
 - ``program`` takes one collection-like per input and returns one, using only
   operator methods, so the same function runs on every stage;
 - ``inputs`` holds one history per input, a list of ``(record, version,
-  multiplicity)`` updates; a version is an int, or a tuple of ints;
+  multiplicity)`` updates; a version is an int, or a tuple of ints. A
+  history becomes the messages the driver sends (``generate.script``): the
+  inputs take turns, one run of updates at one version each, each followed by
+  the input's frontier, the least versions it has yet to send;
 - the result maps every version at which any input changed to the
   accumulated, consolidated output collection at that version.
 
@@ -19,13 +23,17 @@ stages are checked against. A stage that lacks a concept a program needs raises
 from __future__ import annotations
 
 import importlib
-from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from final.conformance.versions import differences, join_closure, less_equal, sort_key
+from final.conformance.cases import Case
+from final.conformance.check import frontier_violations
+from final.conformance.drive import FinalEngine, Spelling, build, from_scratch, run_case, step_until
+from final.conformance.generate import script
+from final.conformance.versions import consolidate, differences, join_closure, less_equal, sort_key
+from ladder import StageEngine
 
 STAGES = ("v0", "v1", "v2", "v3", "v4", "v5", "final")
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,21 +43,17 @@ Update = tuple[Hashable, Any, int]
 History = Sequence[Update]
 Result = dict[Any, dict[Hashable, int]]
 
-STEP_BUDGET = 10_000
-"""Most ``graph.step()`` calls a run may take to finish: far above what the
-examples need (a handful), low enough that a stage that never finishes fails
-the run in seconds instead of hanging it."""
-
-
-class StepBudgetExceeded(AssertionError):
-    """A dataflow stage did not finish within ``STEP_BUDGET`` steps."""
-
 
 def stage_module(stage: str) -> ModuleType:
     """Import a stage package by name."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
     return importlib.import_module(stage)
+
+
+def stage_engine(stage: str) -> Any:
+    """The oracle's engine for ``stage``, in this process: final's own, or the ladder's plug-in."""
+    return FinalEngine() if stage == "final" else StageEngine(stage)
 
 
 def run(stage: str, program: Callable[..., Any], inputs: Sequence[History], at: Sequence | None = None) -> Result:
@@ -74,26 +78,26 @@ def run_differences(stage: str, program: Callable[..., Any], inputs: Sequence[Hi
 
 
 def _differences(stage: str, program: Callable, inputs: Sequence[History], versions: list, report: list) -> Result:
-    """The output differences by version: what a stage sent, or for v0 its collections at ``report`` differenced."""
+    """The output differences by version: what a stage sent, or for v0 its collections at ``report`` differenced.
+
+    A dataflow stage is held to the frontier contract on the way: no output
+    data at a version its output frontier has passed.
+    """
     if stage == "v0":
-        collections = _run_from_scratch(stage_module(stage), program, inputs, report)
-        return differences(collections)
+        return differences(from_scratch(stage_module(stage), program, list(inputs), report))
     if STAGES.index(stage) < STAGES.index("v5") and any(not isinstance(version, int) for version in versions):
         raise NotImplementedError(
             f"{stage} takes its input one version after another (v1 and v2 as a sequence, v3 and v4 in "
             "version order); partially ordered (tuple) input versions arrive in v5"
         )
-    runners = {"v1": _run_sequence, "v2": _run_graph_without_versions}
-    if stage in runners:
-        return runners[stage](stage_module(stage), program, inputs, versions)
-    return _run_graph_with_versions(stage_module(stage), program, inputs, versions)
-
-
-def _consolidated(pairs: Any) -> dict[Hashable, int]:
-    totals: defaultdict[Hashable, int] = defaultdict(int)
-    for record, multiplicity in pairs:
-        totals[record] += multiplicity
-    return {record: total for record, total in totals.items() if total != 0}
+    names = tuple(f"input{index}" for index in range(len(inputs)))
+    dimensions = len(versions[0]) if versions and isinstance(versions[0], tuple) else 1
+    case = Case("harness", "", names, dimensions, tuple(script(names, [list(h) for h in inputs])), ())
+    run = run_case(stage_module(stage), program, case)
+    broken = frontier_violations(case, run, required=False)
+    if broken:
+        raise AssertionError(f"{stage}: {'; '.join(broken)}")
+    return {version: dict(difference) for version, difference in consolidate(run.updates()).items()}
 
 
 def _accumulate(differences: dict[Any, dict[Hashable, int]], versions: list) -> Result:
@@ -167,12 +171,6 @@ def as_frontier(stage: ModuleType, version: Any) -> Any:
     return stage.Antichain([version]) if hasattr(stage, "Antichain") else version
 
 
-def frontier_after(message: Any, previous: Any) -> Any:
-    """The frontier a frontier message leaves: the one it carries (v3 to v5), or ``previous`` with its
-    change applied (final sends frontiers as changes)."""
-    return message.frontier if hasattr(message, "frontier") else previous.apply(message)
-
-
 def operators(graph: Any) -> list:
     """A finished graph's operators in topological order (every stage from v2 shows them as ``graph.operators``)."""
     return list(graph.operators)
@@ -180,151 +178,13 @@ def operators(graph: Any) -> list:
 
 def build_graph(stage: ModuleType, program: Callable[..., Any], inputs: int, zero: Any = 0) -> tuple[list, Any, Any]:
     """``(writers, reader, graph)``: ``program`` built on ``inputs`` fresh inputs, its output read, finalized."""
-    builder = new_builder(stage, zero)
-    streams, writers = zip(*(builder.new_input() for _ in range(inputs)), strict=True)
-    reader = program(*streams).connect_reader()
-    return list(writers), reader, builder.finalize()
+    return build(stage, program, inputs, zero if hasattr(stage, "Version") else None)
 
 
 def data_until(stage: ModuleType, graph: Any, reader: Any, version: Any) -> list[dict]:
     """Step until ``reader``'s frontier passes ``version``; the data messages read, as ``{record: m}``."""
-    _step_until(graph, lambda: not reader.probe_frontier_less_than(version))
+    step_until(graph, lambda: not reader.probe_frontier_less_than(version))
     return [message.collection.as_dict() for message in reader.drain() if isinstance(message, stage.DataMessage)]
-
-
-def _run_from_scratch(stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list) -> Result:
-    result = {}
-    for version in versions:
-        collections = [
-            stage.Collection([(record, m) for record, at, m in history if less_equal(at, version)])
-            for history in inputs
-        ]
-        output = program(*collections)
-        result[version] = _consolidated(output)
-    return result
-
-
-def _differences_by_position(stage: ModuleType, history: History, versions: list) -> list:
-    """One difference collection per input version (an empty one where this input did not change)."""
-    by_version: defaultdict[Any, list] = defaultdict(list)
-    for record, version, multiplicity in history:
-        by_version[version].append((record, multiplicity))
-    return [stage.Collection(by_version.get(version, [])) for version in versions]
-
-
-def _run_sequence(stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list) -> Result:
-    sequences = [stage.DifferenceSequence(_differences_by_position(stage, h, versions)) for h in inputs]
-    output = program(*sequences)
-    return {version: _consolidated(d) for version, d in zip(versions, output, strict=True)}
-
-
-def _run_graph_without_versions(
-    stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list
-) -> Result:
-    writers, reader, graph = build_graph(stage, program, len(inputs))
-    columns = [_differences_by_position(stage, history, versions) for history in inputs]
-    differences = {}
-    for position, version in enumerate(versions):
-        # Without versions, the i-th difference of every input must be sent
-        # together: binary operators pair them by position.
-        for writer, column in zip(writers, columns, strict=True):
-            writer.send_data(column[position])
-        _step_until(graph, lambda: not reader.is_empty())
-        differences[version] = _consolidated(pair for output in reader.drain() for pair in output)
-    return differences
-
-
-def _step_until(graph: Any, done: Callable[[], bool]) -> None:
-    for _ in range(STEP_BUDGET):
-        if done():
-            return
-        graph.step()
-    raise StepBudgetExceeded(f"the graph did not finish within {STEP_BUDGET} steps")
-
-
-def _run_graph_with_versions(stage: ModuleType, program: Callable, inputs: Sequence[History], versions: list) -> Result:
-    """Send each input's updates in the order given, with the frontier as far ahead as it can go.
-
-    An input's frontier is always the least version (v3, v4), or the antichain
-    of minimal versions (v5 on), it has yet to send, so versions close as soon
-    as possible and out-of-order histories exercise out-of-order delivery.
-    Inputs take turns, one batch (a run of updates at one version) each, with a
-    graph step after every batch. The harness checks the frontier contract on
-    the way: no output data at a version the output frontier has passed.
-    """
-    spell = _Spelling(stage, versions)
-    writers, reader, graph = build_graph(stage, program, len(inputs), spell.zero)
-    batches = [_batches(history) for history in inputs]
-    differences: defaultdict[Any, dict] = defaultdict(dict)
-    seen_frontier = spell.frontier([spell.zero])
-
-    def read() -> None:
-        nonlocal seen_frontier
-        for message in reader.drain():
-            if isinstance(message, stage.FrontierMessage):
-                seen_frontier = frontier_after(message, seen_frontier)
-                continue
-            if not spell.allows(seen_frontier, message.version):
-                raise AssertionError(
-                    f"{stage.__name__} sent data at {message.version} after its frontier passed it ({seen_frontier})"
-                )
-            difference = differences[spell.plain(message.version)]
-            for record, multiplicity in message.collection:
-                difference[record] = difference.get(record, 0) + multiplicity
-
-    for writer, remaining in zip(writers, batches, strict=True):
-        writer.send_frontier(spell.frontier([version for version, _ in remaining]))
-    while any(batches):
-        for writer, remaining in zip(writers, batches, strict=True):
-            if remaining:
-                version, updates = remaining.pop(0)
-                writer.send_data(stage.Version(version), stage.Collection(updates))
-                writer.send_frontier(spell.frontier([version for version, _ in remaining]))
-        graph.step()
-        read()
-    final = spell.frontier([])
-    _step_until(graph, lambda: not reader.probe_frontier_less_than(final))
-    read()
-    return {version: _consolidated(d.items()) for version, d in differences.items()}
-
-
-class _Spelling:
-    """How a dataflow stage spells the harness's plain int or tuple versions, and frontiers."""
-
-    def __init__(self, stage: ModuleType, versions: list) -> None:
-        self.stage = stage
-        self.antichains = hasattr(stage, "Antichain")
-        self.tuples = bool(versions) and isinstance(versions[0], tuple)
-        self.zero = tuple(0 for _ in versions[0]) if self.tuples else 0
-        # With totally ordered versions, "no more data ever" is a version past every input version.
-        self.beyond = None if self.antichains else (versions[-1] + 1 if versions else 0)
-
-    def frontier(self, remaining: list) -> Any:
-        """The frontier of an input that has yet to send ``remaining``: their least versions."""
-        Version = self.stage.Version
-        if self.antichains:
-            return self.stage.Antichain([Version(version) for version in remaining])
-        return Version(min(remaining) if remaining else self.beyond)
-
-    def allows(self, frontier: Any, version: Any) -> bool:
-        return frontier.less_equal_version(version) if self.antichains else frontier.less_equal(version)
-
-    def plain(self, version: Any) -> Any:
-        coords = getattr(version, "coords", None)
-        if coords is None:
-            return version.value
-        return coords if self.tuples else coords[0]
-
-
-def _batches(history: History) -> list[tuple[Any, list]]:
-    """Runs of consecutive updates at one version, in the order given."""
-    batches: list[tuple[Any, list]] = []
-    for record, version, multiplicity in history:
-        if batches and batches[-1][0] == version:
-            batches[-1][1].append((record, multiplicity))
-        else:
-            batches.append((version, [(record, multiplicity)]))
-    return batches
 
 
 def run_or_skip(
@@ -348,7 +208,7 @@ def run_messages(stage: str, program: Callable[..., Any], inputs: Sequence[Histo
     """
     module = stage_module(stage)
     versions = sorted({version for history in inputs for _, version, _ in history})
-    spell = _Spelling(module, versions)
+    spell = Spelling(module, 1, versions)
     writers, reader, graph = build_graph(module, program, len(inputs), spell.zero)
     result = []
     for version in versions:
@@ -357,7 +217,7 @@ def run_messages(stage: str, program: Callable[..., Any], inputs: Sequence[Histo
             if updates:
                 writer.send_data(module.Version(version), module.Collection(updates))
             writer.send_frontier(module.Version(version + 1))
-        _step_until(graph, lambda v=version: not reader.probe_frontier_less_than(module.Version(v + 1)))
+        step_until(graph, lambda v=version: not reader.probe_frontier_less_than(module.Version(v + 1)))
         result += [
             (spell.plain(message.version), message.collection.as_dict())
             for message in reader.drain()

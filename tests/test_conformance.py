@@ -13,14 +13,22 @@ import pytest
 
 from final.conformance import catalog
 from final.conformance.__main__ import catalog_markdown, main
-from final.conformance.cases import CASES, Case, CaseError, load, load_all
-from final.conformance.check import judge, physical, shrink, size
+from final.conformance.cases import CASES, Case, CaseError, Message, load, load_all
+from final.conformance.check import judge, physical, shrink, size, without
 from final.conformance.encoding import EncodingError, decode, encode
-from final.conformance.engines import CommandEngine, StageEngine
-from final.conformance.generate import DEFAULT_SEED, GenerationError, answer, generate, random_cases, write
-from final.conformance.stages import STAGES, missing_concept
+from final.conformance.engines import CommandEngine
+from final.conformance.generate import (
+    DEFAULT_SEED,
+    GenerationError,
+    answer,
+    generate,
+    random_cases,
+    tags_of,
+    write,
+)
+from ladder import STAGES, missing_concept
 from tests.conformance_faults import FaultyEngine
-from tests.harness import PRESENT_STAGES
+from tests.harness import PRESENT_STAGES, stage_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = sorted(load_all(CASES), key=lambda case: case.name)
@@ -58,16 +66,17 @@ def test_the_readme_lists_the_catalog_as_the_code_defines_it() -> None:
 
 @pytest.mark.parametrize("stage", PRESENT_STAGES)
 def test_every_stage_passes_every_case_it_supports(stage: str) -> None:
-    engine = StageEngine(stage)
+    engine = stage_engine(stage)
     verdicts = [judge(case, engine.run(case)) for case in COMMITTED]
     failed = [(v.case, v.lines()) for v in verdicts if v.status == "failed"]
     assert failed == []
     unsupported = {v.case for v in verdicts if v.status == "unsupported"}
+    if stage == "final":
+        assert unsupported == set()
+        return
     assert unsupported == {case.name for case in COMMITTED if missing_concept(stage, case)}
     if stage in ("v0", "v5"):
         assert all(not catalog.BY_NAME[BY_NAME[name].program].portable for name in unsupported)
-    if stage == "final":
-        assert unsupported == set()
 
 
 def test_unsupported_says_which_concept_is_missing() -> None:
@@ -119,8 +128,25 @@ def test_shrinking_keeps_a_failing_physical_case_with_fewer_updates() -> None:
     assert size(smallest) < size(case)
     assert physical(smallest)
     assert judge(smallest, engine.run(smallest)).status == "failed"
-    assert judge(smallest, StageEngine("v0").run(smallest)).status == "passed"
+    assert judge(smallest, stage_engine("v0").run(smallest)).status == "passed"
     assert smallest.name == "three_hops/doc-three_hops_shared_links-shrunk"
+
+
+def test_a_shrunk_case_drops_frontier_messages_that_repeat_and_the_tags_it_no_longer_earns() -> None:
+    documented = BY_NAME["geometric_series/doc-geometric_series"]
+    assert {"document", "retractions"} <= set(documented.tags)
+    smallest = shrink(documented, lambda case: size(case) > 0 and all(m > 0 for h in case.histories() for *_, m in h))
+    assert size(smallest) == 1
+    assert "document" not in smallest.tags and "retractions" not in smallest.tags
+    assert smallest.tags == tags_of(catalog.BY_NAME["geometric_series"], 1, smallest.histories(), smallest.messages)
+    data, closed, at_one = Message("records", data=(("chair", 0, 1),)), Message("records", frontier=()), \
+        Message("records", frontier=(1,))
+    repeating = dataclasses.replace(BY_NAME["distinct/doc-household_distinct"], dimensions=1, messages=(
+        Message("records", frontier=(0,)), data, at_one, at_one, Message("records", data=(("desk", 1, 1),)), at_one,
+        closed, closed))
+    tidy = without(repeating, set())
+    assert [message.frontier for message in tidy.messages if message.data is None] == [(1,), ()]
+    assert size(tidy) == 2
 
 
 def test_a_disagreement_between_final_and_from_scratch_is_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,18 +193,42 @@ def test_an_engine_that_breaks_the_protocol_fails_the_case_saying_how(script: st
 
 
 def test_output_frontiers_are_checked() -> None:
-    from final.conformance.stages import Run
+    from final.conformance.drive import Run
 
     case = BY_NAME["name_lengths/doc-names_with_lengths"]
-    good = StageEngine("final").run(case)
+    good = stage_engine("final").run(case)
     late = Run(events=[("frontier", [9]), *[event for event in good.events if event[0] == "data"]])
     assert any("after the output frontier" in v for v in judge(case, late).violations)
     unclosed = Run(events=[*[e for e in good.events if e[0] == "data"], ("frontier", [7])])
     assert any("never closed" in v for v in judge(case, unclosed).violations)
 
 
+def test_an_engine_that_ignores_frontiers_fails_the_frontier_contract_unless_it_is_waived(tmp_path: Path,
+                                                                                        capsys) -> None:
+    from final.conformance.drive import Run
+
+    final = stage_engine("final")
+    runs = {case.name: final.run(case) for case in COMMITTED}
+    silent = {name: Run(events=[event for event in run.events if event[0] == "data"]) for name, run in runs.items()}
+    verdicts = [judge(case, silent[case.name]) for case in COMMITTED]
+    assert all(verdict.status == "failed" for verdict in verdicts)
+    assert all(any("sent no output frontier" in line for line in verdict.lines()) for verdict in verdicts)
+    assert all(judge(case, silent[case.name], frontier_contract=False).status == "passed" for case in COMMITTED)
+    assert all(judge(case, runs[case.name]).status == "passed" for case in COMMITTED)
+
+    engine = f"cmd:{sys.executable} -m tests.conformance_faults no_frontiers"
+    arguments = ["check", "--engine", engine, "--program", "distinct", "--label", "silent"]
+    assert main([*arguments, "--report", str(tmp_path / "held.json"), "--no-shrink"]) == 1
+    assert main([*arguments, "--report", str(tmp_path / "waived.json"), "--waive-frontier-contract"]) == 0
+    out = capsys.readouterr().out
+    assert "0 passed, 11 failed, 0 unsupported" in out and "11 passed, 0 failed, 0 unsupported (frontier contract " \
+        "waived)" in out
+    assert json.loads((tmp_path / "held.json").read_text())["frontier_contract"] == "checked"
+    assert json.loads((tmp_path / "waived.json").read_text())["frontier_contract"] == "waived"
+
+
 def test_output_at_a_version_of_the_wrong_shape_fails_the_case() -> None:
-    from final.conformance.stages import Run
+    from final.conformance.drive import Run
 
     pairs = BY_NAME["join/random-01"]
     verdict = judge(pairs, Run(events=[("data", [((1, (1, 1)), 0, 1)]), ("frontier", [])]))
@@ -356,6 +406,10 @@ def test_check_from_the_command_line_exits_zero_on_a_clean_pass() -> None:
         (["check", "--engine", "v9"], "unknown engine 'v9'"),
         (["check", "--engine", "v3", "--program", "nothing"], "no such program"),
         (["check", "--engine", "v3", "--cases", "/nonexistent"], "holds no case files"),
+        (["check", "--engine", "no_such_module:make"], "cannot import no_such_module"),
+        (["check", "--engine", "json:no_such_factory"], "json has no factory 'no_such_factory'"),
+        (["check", "--engine", "json:JSONDecoder"], "JSONDecoder() returned JSONDecoder, which has no run(case)"),
+        (["serve", "--engine", "v9"], "use final, one of v0, v1"),
     ],
 )
 def test_check_that_cannot_start_says_why_and_exits_2(arguments: list[str], message: str, capsys) -> None:
@@ -363,14 +417,28 @@ def test_check_that_cannot_start_says_why_and_exits_2(arguments: list[str], mess
     assert message in capsys.readouterr().err
 
 
+def test_a_python_engine_is_judged_through_its_factory_as_the_readme_shows(tmp_path: Path, capsys,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (ROOT / "final" / "conformance" / "README.md").read_text()
+    plugin = readme.split("## A Python engine")[1].split("```python\n")[1].split("```")[0]
+    (tmp_path / "echo_engine.py").write_text(plugin)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--engine", "echo_engine:make", "--program", "concat", "--no-shrink"]) == 0
+    assert capsys.readouterr().out.rstrip().splitlines()[-1] == "11 passed, 0 failed, 0 unsupported"
+    assert main(["check", "--engine", "echo_engine:make", "--program", "difference", "--no-shrink"]) == 1
+    report = json.loads((tmp_path / "out" / "conformance" / "echo_engine.json").read_text())
+    assert report["engine"] == "echo_engine:make" and report["failed"] > 0
+
+
 def test_the_stages_the_oracle_knows_are_the_project_stages() -> None:
-    assert STAGES == tuple(PRESENT_STAGES)
+    assert (*STAGES, "final") == tuple(PRESENT_STAGES)
 
 
 def test_the_readme_table_of_stages_is_what_they_do_on_the_committed_set() -> None:
     readme = (ROOT / "README.md").read_text().split("## The conformance oracle")[1].split("\n## ")[0]
     for stage in PRESENT_STAGES:
-        engine = StageEngine(stage)
+        engine = stage_engine(stage)
         statuses = [judge(case, engine.run(case)).status for case in COMMITTED]
         counts = [statuses.count(status) for status in ("passed", "failed", "unsupported")]
         row = next(line for line in readme.splitlines() if line.startswith("| ") and stage in line.split("|")[1])
@@ -397,8 +465,8 @@ def test_every_d2ts_finding_is_an_ordinary_case_that_the_stages_pass() -> None:
     assert len(FINDINGS) == 10
     for case in FINDINGS:
         for stage in ("v0", "v5", "final"):
-            assert judge(case, StageEngine(stage).run(case)).status in {"passed", "unsupported"}, (case.name, stage)
-        assert judge(case, StageEngine("final").run(case)).status == "passed"
+            assert judge(case, stage_engine(stage).run(case)).status in {"passed", "unsupported"}, (case.name, stage)
+        assert judge(case, stage_engine("final").run(case)).status == "passed"
 
 
 @pytest.mark.slow

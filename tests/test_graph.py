@@ -11,7 +11,8 @@ from collections.abc import Callable
 import pytest
 
 import v2
-from tests.harness import as_frontier, build_graph, frontier_after, operators, stage_module
+from final.conformance.drive import frontier_after
+from tests.harness import as_frontier, build_graph, operators, stage_module
 
 
 def test_v2_map_filter_graph_debug_output() -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from tests.harness import PRESENT_STAGES, ROOT, stage_module
 
-STAGE_IMPORT = re.compile(r"^\s*(from|import)\s+(v\d|final)\b", re.MULTILINE)
+STAGE_IMPORT = re.compile(r"^\s*(from|import)\s+(v\d|final)\b|import_module\(\s*[\"'](v\d|final)\b", re.MULTILINE)
 RETIRED = {("v1", "v2"): {"sequence.py"}}
 
 

@@ -6,8 +6,12 @@
   version), read from JSON checked against ``schema.json``;
 - ``generate``: cases from the documents' examples and seeded random
   histories, final's answers checked against v0 from scratch;
-- ``engines`` and ``stages``: the engines a check can run (this project's
-  stages in process, anything speaking the JSON-lines protocol, recorded outputs);
+- ``drive``: how a case runs on an engine written with this project's API
+  (final here, the ladder's stages through the repository's ``ladder.py``),
+  the one driver the test suite uses too;
+- ``engines``: the engines a check can run (final in process, Python
+  plug-ins and anything speaking the JSON-lines protocol in a child process,
+  recorded outputs);
 - ``check``: verdicts per case and version, shrinking, the report.
 
 ``README.md`` beside this file documents the case format, the encoding of

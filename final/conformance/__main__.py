@@ -5,7 +5,7 @@ program and the smallest failing case per program, writes a JSON report, and
 ends with ``<P> passed, <F> failed, <U> unsupported``; it exits 1 when any
 case failed and 2 when it could not start (an unknown engine, unreadable
 cases). ``generate`` writes a case set; ``programs`` prints the catalog;
-``serve`` answers the protocol with one of this project's stages.
+``serve`` answers the protocol with final, a stage or a Python plug-in.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from .engines import (
     STAGES,
     EngineError,
     RecordedEngine,
-    StageEngine,
     engine_named,
     record,
     serve,
+    serving,
 )
 from .generate import DEFAULT_SEED, GenerationError, generate, write
 
@@ -53,7 +53,8 @@ def parser() -> argparse.ArgumentParser:
     make.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the random histories ({DEFAULT_SEED})")
     check = commands.add_parser("check", help="run an engine on a case set and report where it differs")
     engine = check.add_mutually_exclusive_group(required=True)
-    engine.add_argument("--engine", help=f"{', '.join(STAGES)}, d2ts, or cmd:<command line>")
+    engine.add_argument("--engine", help=f"final, {', '.join(STAGES)} (from a clone), module:factory (a Python "
+                        "plug-in), d2ts, or cmd:<command line>")
     engine.add_argument("--outputs", type=Path, help="read an engine's recorded outputs from DIR/<case>.jsonl")
     check.add_argument("--cases", type=Path, default=CASES, help="a case file or a directory of them (default: the "
                        "committed set)")
@@ -70,12 +71,16 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--max-output-bytes", type=_positive(int), default=MAX_OUTPUT_BYTES, metavar="N",
                        help=f"most bytes an engine may write for one case ({MAX_OUTPUT_BYTES:,})")
     check.add_argument("--no-shrink", action="store_true", help="do not shrink failing cases")
+    check.add_argument("--waive-frontier-contract", action="store_true",
+                       help="judge the output's data alone: an engine that sends no output frontier is not failed "
+                       "for it (the report says the contract was waived)")
     check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="a progress bar (default: when stderr is a terminal)")
     programs = commands.add_parser("programs", help="print the catalog of programs")
     programs.add_argument("--markdown", action="store_true", help="as the README's catalog section")
-    answer = commands.add_parser("serve", help="answer the protocol on stdin/stdout with one of this project's stages")
-    answer.add_argument("--engine", choices=STAGES, required=True)
+    answer = commands.add_parser("serve", help="answer the protocol on stdin/stdout with final, a stage or a Python "
+                                 "plug-in")
+    answer.add_argument("--engine", required=True, help=f"final, {', '.join(STAGES)}, or module:factory")
     return top
 
 
@@ -99,10 +104,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments.command == "programs":
         print(catalog_markdown() if arguments.markdown else catalog_text())
         return 0
-    if arguments.command == "serve":
-        serve(StageEngine(arguments.engine))
-        return 0
     try:
+        if arguments.command == "serve":
+            serve(serving(arguments.engine))
+            return 0
         if arguments.command == "generate":
             return _generate(arguments)
         return _check(arguments)
@@ -136,14 +141,14 @@ def _check(arguments: argparse.Namespace) -> int:
         arguments.engine, arguments.timeout, arguments.max_output_lines, arguments.max_output_bytes)
     label = arguments.label or ("outputs" if arguments.outputs else arguments.engine.split(":")[0])
     label = re.sub(r"[^A-Za-z0-9_.-]+", "-", label)
-    report = Report(engine.name, label, case_set(arguments.cases))
+    report = Report(engine.name, label, case_set(arguments.cases), not arguments.waive_frontier_contract)
     show = _progress(arguments.progress, len(cases))
     try:
         for case in cases:
             run = engine.run(case)
             if arguments.record:
                 record(run, arguments.record, case)
-            verdict = judge(case, run)
+            verdict = judge(case, run, report.frontier_contract)
             report.verdicts.append(verdict)
             show(case.name)
             if verdict.status == "failed":

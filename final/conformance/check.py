@@ -10,6 +10,7 @@ over the versions in order), so nothing the engine did is missed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -17,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from .cases import Case, Message, allowed, file_name
+from .catalog import program_named
+from .drive import Run
 from .encoding import PlainVersion, encode, encode_version, sort_text
-from .generate import answer
-from .stages import Run
+from .generate import answer, tags_of
 from .versions import Collection, accumulate, consolidate, join_closure, less_equal, sort_key
 
 SHRINK_BUDGET = 300
@@ -96,8 +98,14 @@ class Verdict:
         return value
 
 
-def judge(case: Case, run: Run) -> Verdict:
-    """Compare an engine's ``run`` of ``case`` with what the case expects."""
+def judge(case: Case, run: Run, frontier_contract: bool = True) -> Verdict:
+    """Compare an engine's ``run`` of ``case`` with what the case expects.
+
+    With ``frontier_contract`` (the default) the engine must say, by its
+    output frontier, when a version's output is complete, and say it truly;
+    without, only the frontiers it chose to send are checked (``check
+    --waive-frontier-contract``, which the report records).
+    """
     verdict = Verdict(case.name, case.program, "passed")
     if run.status == "unsupported":
         verdict.status, verdict.reason = "unsupported", run.reason
@@ -110,7 +118,7 @@ def judge(case: Case, run: Run) -> Verdict:
     if shape is not None:  # versions of another shape cannot be compared with the case's at all
         verdict.status, verdict.violations = "failed", [shape]
         return verdict
-    verdict.violations = frontier_violations(case, run)
+    verdict.violations = frontier_violations(case, run, frontier_contract)
     produced = consolidate(run.updates())
     expected = case.differences()
     versions = sorted({entry.version for entry in case.expected} | set(produced), key=sort_key)
@@ -153,8 +161,15 @@ def shape_violation(case: Case, run: Run) -> str | None:
     return None
 
 
-def frontier_violations(case: Case, run: Run) -> list[str]:
-    """Data behind the output frontier, frontiers going back, an unclosed output."""
+def frontier_violations(case: Case, run: Run, required: bool = True) -> list[str]:
+    """Where the engine's output frontiers break the frontier contract.
+
+    An output frontier says that the output at every version it has passed is
+    complete. So no data may follow at such a version, a frontier never goes
+    back, and the last is ``[]`` (every version complete). With ``required``,
+    an engine that sends no frontier at all breaks the contract too: without
+    one, nothing downstream of it could ever know a version's output is final.
+    """
     problems = []
     frontier: list | None = None
     for kind, items in run.events:
@@ -168,6 +183,10 @@ def frontier_violations(case: Case, run: Run) -> list[str]:
             if frontier is not None and not all(allowed(tuple(frontier), v) for v in items):
                 problems.append(f"the output frontier went back from {_show(tuple(frontier))} to {_show(tuple(items))}")
             frontier = items
+    if frontier is None and required:
+        problems.append("the engine sent no output frontier, so no version's output was ever complete: the "
+                        "frontier contract asks for {\"frontier\": [...]} as versions complete, [] at the end "
+                        "(check --waive-frontier-contract judges the data alone)")
     if frontier is not None and frontier:
         problems.append(f"the output's last frontier is {_show(tuple(frontier))}, not [] (the output never closed)")
     return problems
@@ -177,18 +196,25 @@ def frontier_violations(case: Case, run: Run) -> list[str]:
 
 
 def without(case: Case, drop: set[int]) -> Case:
-    """``case`` with the updates at positions ``drop`` (counted over all data messages) removed, and
-    data messages left empty removed; the expected output is not recomputed."""
-    messages, position = [], 0
+    """``case`` with the updates at positions ``drop`` (counted over all data messages) removed, data
+    messages left empty removed, and frontier messages that repeat their input's frontier removed (they
+    change nothing); its tags are those it still earns. The expected output is not recomputed."""
+    messages: list[Message] = []
+    position = 0
+    zero = 0 if case.dimensions == 1 else (0,) * case.dimensions
+    frontiers: dict[str, tuple] = {name: (zero,) for name in case.inputs}
     for message in case.messages:
         if message.data is None:
-            messages.append(message)
+            if frontiers[message.input] != message.frontier:
+                messages.append(message)
+                frontiers[message.input] = message.frontier
             continue
         kept = tuple(u for offset, u in enumerate(message.data, position) if offset not in drop)
         position += len(message.data)
         if kept:
             messages.append(Message(message.input, data=kept))
-    return Case(case.name, case.program, case.inputs, case.dimensions, tuple(messages), (), case.source, case.tags)
+    kept_case = Case(case.name, case.program, case.inputs, case.dimensions, tuple(messages), (), case.source)
+    return dataclasses.replace(kept_case, tags=earned_tags(kept_case))
 
 
 def physical(case: Case) -> bool:
@@ -239,6 +265,12 @@ def shrink(case: Case, fails: Callable[[Case], bool], budget: int = SHRINK_BUDGE
     return current
 
 
+def earned_tags(case: Case) -> tuple[str, ...]:
+    """The tags ``case`` earns by what it holds (``generate.tags_of``): a shrunk case loses those it no
+    longer earns, ``document`` included (it is not the document's example any more)."""
+    return tags_of(program_named(case.program), case.dimensions, case.histories(), case.messages)
+
+
 def _renamed(case: Case, name: str) -> Case:
     stem = name.removesuffix("-shrunk")
     return Case(f"{stem}-shrunk", case.program, case.inputs, case.dimensions, case.messages, case.expected,
@@ -253,12 +285,14 @@ class Report:
     """Every verdict of one engine over a case set, and the smallest failing case per program.
 
     ``label`` names the engine in the report (and its file name); ``case_set`` is the set's version and
-    seed (``cases.case_set``), so a report says what it was judged on.
+    seed (``cases.case_set``), so a report says what it was judged on; ``frontier_contract`` says
+    whether the engine was held to it (``judge``) or it was waived.
     """
 
     engine: str
     label: str = ""
     case_set: dict[str, Any] = field(default_factory=lambda: {"case_set": None, "seed": None})
+    frontier_contract: bool = True
     verdicts: list[Verdict] = field(default_factory=list)
     smallest: dict[str, Case] = field(default_factory=dict)
 
@@ -268,7 +302,8 @@ class Report:
 
     def summary_line(self) -> str:
         passed, failed, unsupported = self.counts()
-        return f"{passed} passed, {failed} failed, {unsupported} unsupported"
+        waived = "" if self.frontier_contract else " (frontier contract waived)"
+        return f"{passed} passed, {failed} failed, {unsupported} unsupported{waived}"
 
     def table(self) -> str:
         """A markdown table: per program, how many cases passed, failed and were unsupported."""
@@ -286,6 +321,7 @@ class Report:
         passed, failed, unsupported = self.counts()
         return {
             "engine": self.engine, "label": self.label or self.engine, **self.case_set,
+            "frontier_contract": "checked" if self.frontier_contract else "waived",
             "passed": passed, "failed": failed, "unsupported": unsupported,
             "verdicts": [verdict.to_json() for verdict in self.verdicts],
             "smallest_failing": {program: case.to_json() for program, case in sorted(self.smallest.items())},
@@ -306,7 +342,8 @@ def smallest_failing(report: Report, cases: Sequence[Case], run: Callable[[Case]
         if progress:
             progress(program)
         smallest = min(candidates, key=lambda case: (size(case), case.name))
-        report.smallest[program] = shrink(smallest, lambda case: judge(case, run(case)).status == "failed")
+        report.smallest[program] = shrink(
+            smallest, lambda case: judge(case, run(case), report.frontier_contract).status == "failed")
 
 
 def write_smallest(report: Report, directory: Path) -> list[Path]:

@@ -1,14 +1,19 @@
-"""Engines the checker can run: this project's stages in process, and any program speaking the protocol.
+"""Engines the checker can run: final in process, Python plug-ins, and any program speaking the protocol.
 
 The protocol (the README's 'The protocol an engine speaks') is JSON lines
 over a child process's standard input and output. ``CommandEngine`` is the
-checker's side of it, ``serve`` an engine's side for this project's stages
-(``python -m final.conformance serve --engine v3``), and ``RecordedEngine``
-reads what an engine wrote earlier from files.
+checker's side of it, ``serve`` an engine's side for any engine with a
+``run(case) -> Run`` method, and ``RecordedEngine`` reads what an engine
+wrote earlier from files. A Python plug-in (``--engine module:factory``, the
+README's 'A Python engine') is served in a child process of its own, so the
+checker holds it to the same deadline and caps as any other; the ladder's
+stages are plug-ins (``ladder:v3``, ``v3`` for short).
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
 import select
@@ -26,8 +31,8 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from .cases import Case, Message, Update
+from .drive import FinalEngine, Run
 from .encoding import PlainVersion, decode, decode_version, encode, encode_version
-from .stages import STAGES, Run, run_stage
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds an engine has for one case, from the case's first line to its answer's closing line."""
@@ -61,19 +66,6 @@ class Engine(Protocol):
     def run(self, case: Case) -> Run: ...
 
     def close(self) -> None: ...
-
-
-class StageEngine:
-    """One of this project's stages, run in this process."""
-
-    def __init__(self, stage: str) -> None:
-        self.name = stage
-
-    def run(self, case: Case) -> Run:
-        return run_stage(self.name, case)
-
-    def close(self) -> None:
-        pass
 
 
 # -- the protocol -------------------------------------------------------------------------
@@ -182,10 +174,12 @@ class CommandEngine:
     """
 
     def __init__(self, name: str, command: list[str], cwd: Path | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 max_lines: int = MAX_OUTPUT_LINES, max_bytes: int = MAX_OUTPUT_BYTES) -> None:
+                 max_lines: int = MAX_OUTPUT_LINES, max_bytes: int = MAX_OUTPUT_BYTES,
+                 env: dict[str, str] | None = None) -> None:
         self.name = name
         self.command = command
         self.cwd = cwd
+        self.env = env
         self.timeout = timeout
         self.max_lines = max_lines
         self.max_bytes = max_bytes
@@ -199,7 +193,7 @@ class CommandEngine:
         if self._channel is None:
             try:
                 self._process = subprocess.Popen(
-                    self.command, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    self.command, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
                 )
             except OSError as error:
@@ -504,20 +498,108 @@ def d2ts_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LI
                          max_bytes=max_bytes)
 
 
+STAGES = ("v0", "v1", "v2", "v3", "v4", "v5")
+"""The ladder's stages: plug-ins in the repository's ``ladder.py`` (``--engine v3`` is ``ladder:v3``)."""
+
+
+def plugin(spec: str) -> Engine:
+    """The engine a Python plug-in names, made in this process: ``module:factory`` imports ``module`` and
+    calls ``factory()``, which returns an object with ``run(case) -> Run`` (and, optionally, ``close()``).
+
+    Raises:
+        EngineError: the module cannot be imported, has no such factory, or the factory gives no engine.
+    """
+    module_name, _, factory_name = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise EngineError(f"--engine {spec}: cannot import {module_name} ({error}); run from the folder that "
+                          "holds it, or put that folder on PYTHONPATH") from None
+    factory = getattr(module, factory_name, None)
+    if not callable(factory):
+        raise EngineError(f"--engine {spec}: {module_name} has no factory {factory_name!r} (a function, or a "
+                          "class, called with no arguments, that returns the engine)")
+    engine = factory()
+    if not callable(getattr(engine, "run", None)):
+        raise EngineError(f"--engine {spec}: {factory_name}() returned {type(engine).__name__}, which has no "
+                          "run(case) method returning a Run")
+    if not callable(getattr(engine, "close", None)):
+        engine.close = lambda: None
+    if not hasattr(engine, "name"):
+        engine.name = spec
+    return engine
+
+
+def plugin_spec(name: str) -> str | None:
+    """The ``module:factory`` an ``--engine`` value names (a stage is ``ladder:<stage>``), or None."""
+    if name in STAGES:
+        return f"ladder:{name}"
+    module, colon, factory = name.partition(":")
+    if colon and module != "cmd" and module.replace(".", "").replace("_", "").isalnum() and factory.isidentifier():
+        return name
+    return None
+
+
+def served(spec: str, timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
+           max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
+    """A Python plug-in served in a child process (``serve --engine module:factory``), held like any engine.
+
+    The plug-in is made once here first, so that a wrong spec fails at once with
+    its reason instead of as every case's error. The child finds the plug-in's
+    module, and final, where this process did: their folders go first on the
+    child's PYTHONPATH.
+
+    Raises:
+        EngineError: as ``plugin``; or, for a stage, there is no ``ladder`` module (an installed
+        package has final only: the stages come with a clone of the repository).
+    """
+    module_name = spec.partition(":")[0]
+    if module_name == "ladder" and importlib.util.find_spec("ladder") is None:
+        raise EngineError("the stages v0..v5 come with a clone of the repository (its ladder.py), not with the "
+                          "package: run the checker from the clone's root")
+    plugin(spec).close()
+    found = importlib.util.find_spec(module_name.split(".")[0])
+    paths = [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]
+    if found is not None and found.origin:
+        origin = Path(found.origin)
+        paths.insert(0, str(origin.parent.parent if origin.name == "__init__.py" else origin.parent))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in paths if path)}
+    command = [sys.executable, "-m", "final.conformance", "serve", "--engine", spec]
+    return CommandEngine(spec, command, timeout=timeout, max_lines=max_lines, max_bytes=max_bytes, env=env)
+
+
 def engine_named(name: str, timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
                  max_bytes: int = MAX_OUTPUT_BYTES) -> Engine:
-    """``v0``..``v5``, ``final``, ``d2ts``, or ``cmd:<command line>``.
+    """``final``, ``v0``..``v5``, ``module:factory``, ``d2ts``, or ``cmd:<command line>``.
 
     ``timeout``, ``max_lines`` and ``max_bytes`` are the deadline per case and the output caps of
-    the engines in a child process (d2ts and ``cmd:``); the stages run in this process.
+    the engines in a child process: all but final, which runs in this process.
 
     Raises:
         EngineError: any other name, or an engine that cannot be set up.
     """
-    if name in STAGES:
-        return StageEngine(name)
+    if name == "final":
+        return FinalEngine()
+    spec = plugin_spec(name)
+    if spec is not None:
+        return served(spec, timeout, max_lines, max_bytes)
     if name == "d2ts":
         return d2ts_engine(timeout, max_lines, max_bytes)
     if name.startswith("cmd:") and name[4:].strip():
         return CommandEngine(name, shlex.split(name[4:]), timeout=timeout, max_lines=max_lines, max_bytes=max_bytes)
-    raise EngineError(f"unknown engine {name!r}: use one of {', '.join(STAGES)}, d2ts, or cmd:<command line>")
+    raise EngineError(f"unknown engine {name!r}: use final, one of {', '.join(STAGES)}, module:factory (a Python "
+                      "plug-in), d2ts, or cmd:<command line>")
+
+
+def serving(name: str) -> Engine:
+    """The engine ``serve --engine NAME`` answers with, in this process: final, a stage, or a plug-in.
+
+    Raises:
+        EngineError: as ``plugin``, or a name that is none of these.
+    """
+    if name == "final":
+        return FinalEngine()
+    spec = plugin_spec(name)
+    if spec is None:
+        raise EngineError(f"serve --engine {name!r}: use final, one of {', '.join(STAGES)}, or module:factory")
+    return plugin(spec)

@@ -22,8 +22,8 @@ from typing import Any
 
 from .cases import Case, Expected, Message, case_files, file_name
 from .catalog import PROGRAMS, Program, program_named
+from .drive import FinalEngine, from_scratch
 from .encoding import PlainVersion
-from .stages import from_scratch, run_stage
 from .versions import Collection, accumulate, consolidate, differences, join_closure, less_equal, sort_key
 
 DEFAULT_SEED = 2026
@@ -96,7 +96,7 @@ def answer(case: Case, at: Iterable[PlainVersion] = ()) -> Case:
         GenerationError: final fails, or its output differs from scratch at some version.
     """
     program = program_named(case.program)
-    run = run_stage("final", case)
+    run = FinalEngine().run(case)
     if run.status != "done":
         raise GenerationError(f"{case.name}: final could not run it ({run.status}: {run.reason})")
     computed = consolidate(run.updates())
@@ -116,7 +116,7 @@ def answer(case: Case, at: Iterable[PlainVersion] = ()) -> Case:
 def scratch(program: Program, case: Case, versions: list[PlainVersion]) -> dict[PlainVersion, Collection]:
     """The output at each version from nothing: v0 running the portable program, or the plain reference."""
     if program.portable is not None:
-        return from_scratch(importlib.import_module("v0"), program.portable, case, versions)
+        return from_scratch(importlib.import_module("v0"), program.portable, case.histories(), versions)
     if program.reference is None:
         raise GenerationError(f"{program.name} has neither a portable implementation nor a reference")
     histories = case.histories()

@@ -19,8 +19,9 @@ from workshop import Wrong, exercise
 from final.conformance import CASES, Case, judge, load_all
 from final.conformance.cases import Expected, Message
 from final.conformance.check import compare
-from final.conformance.stages import Run, run_stage
+from final.conformance.drive import FinalEngine, Run
 from final.conformance.versions import accumulate, consolidate, differences, join, join_closure, less_equal, sort_key
+from ladder import StageEngine
 
 # -- exercise 1: the join closure -------------------------------------------------------------------
 
@@ -83,12 +84,12 @@ def join_closure_of(answer: Any) -> None:
 
 def _with_expected(case: Case) -> Case:
     """``case`` with its expected output filled in as the oracle's cases are: final's answer, which v0 confirms."""
-    produced = consolidate(run_stage("final", case).updates())
+    produced = consolidate(FinalEngine().run(case).updates())
     versions = join_closure([*case.input_versions(), *produced])
     collections = {version: accumulate(produced, version) for version in versions}
     steps = differences(collections)
     full = dataclasses.replace(case, expected=tuple(Expected(v, collections[v], steps[v]) for v in versions))
-    verdict = judge(full, run_stage("v0", case))
+    verdict = judge(full, StageEngine("v0").run(case))
     if verdict.status != "passed":
         raise RuntimeError(f"final and v0 disagree on {case.name}: {verdict.lines()}")
     return full
@@ -166,7 +167,7 @@ def plus_five_evens_engine(answer: Any) -> None:
         run = run_case(dataclasses.replace(case, expected=()))
         if not isinstance(run, Run):
             raise Wrong(f"on {case.name} your engine returned {type(run).__name__}; return a Run "
-                        f"(final.conformance.stages.Run) whose events are ('data', [(record, version, "
+                        f"(final.conformance.drive.Run) whose events are ('data', [(record, version, "
                         f"multiplicity), ...]) and, optionally, ('frontier', [version, ...])")
         verdict = judge(case, run)
         if verdict.status == "passed":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from final.conformance import Case
-from final.conformance.stages import Run
+from final.conformance.drive import Run
 from final.conformance.versions import join
 
 

@@ -1,0 +1,296 @@
+"""How a case is run on an engine written with this project's API, and what the run said.
+
+One driver serves the oracle and the test suite: a stage of the ladder (v0
+to v5, through the adapters in the repository's ``ladder.py``), final (here,
+as ``FinalEngine``), and the shared tests (``tests/harness.py``) all run a
+case through ``drive``. The stages have four kinds of API (document 002's
+static collections in v0, difference sequences in v1, dataflow graphs
+without versions in v2, and with versions from v3 on), told apart by what
+the module defines (``kind_of``):
+
+- ``static`` (v0) has no time at all: it keeps every update and, at the
+  end, computes the output from scratch at every version of the case (the
+  join closure of the input versions) and reports the differences between
+  them (001's formula);
+- ``sequence`` (v1) has a sequence of differences but no versions: the
+  updates are put in version order, one difference per version;
+- ``unversioned`` (v2) has a dataflow graph but no versions: a version is
+  fed, in order, once every input's frontier has passed it;
+- ``versioned`` (v3 to final) takes the messages as they are, data and
+  frontiers, with a step of the graph after each, then steps until the output
+  is closed; v3 and v4 spell a frontier as one version (the end of input as a
+  version past the case's last), v5 and final as an antichain.
+
+This module imports no stage: the caller hands it the stage's module. A
+driver's own failure (a stage that raises, or never finishes) propagates;
+``drive`` turns it into an ``error`` run, which is the finding.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from .cases import Case
+from .catalog import program_named
+from .encoding import PlainVersion, add
+from .versions import differences, join_closure, less_equal
+
+STEP_BUDGET = 20_000
+"""Most ``graph.step()`` calls one wait may take (for an output to be written, or closed): far beyond
+what any case or test needs, so a stage that never finishes is reported in seconds instead of hanging."""
+
+
+class StepBudgetExceeded(RuntimeError):
+    """A dataflow graph did not finish within ``STEP_BUDGET`` steps: it never settles."""
+
+
+@dataclass
+class Run:
+    """What an engine did with one case.
+
+    ``events`` are the engine's output messages in the order it sent them:
+    ``("data", [(record, version, multiplicity), ...])`` or ``("frontier",
+    [version, ...])``. ``status`` is ``done``, ``unsupported`` or ``error``,
+    with ``reason`` saying why for the last two. An engine in a child
+    process that gave a case no closing line (it died, broke the protocol,
+    or was stopped) leaves how it ended: ``exit_status`` (None when the
+    checker stopped it) and the last lines of its standard error, ``stderr``.
+    """
+
+    status: str = "done"
+    reason: str = ""
+    events: list[tuple[str, list]] = field(default_factory=list)
+    exit_status: int | None = None
+    stderr: str = ""
+
+    def updates(self) -> list[tuple[Hashable, PlainVersion, int]]:
+        return [update for kind, items in self.events if kind == "data" for update in items]
+
+
+def unsupported(reason: str) -> Run:
+    return Run(status="unsupported", reason=reason)
+
+
+def kind_of(module: ModuleType) -> str:
+    """Which of the four APIs ``module`` has: ``static``, ``sequence``, ``unversioned`` or ``versioned``."""
+    if not hasattr(module, "GraphBuilder"):
+        return "sequence" if hasattr(module, "DifferenceSequence") else "static"
+    return "versioned" if hasattr(module, "Version") else "unversioned"
+
+
+def drive(module: ModuleType, implementation: Callable[..., Any], case: Case) -> Run:
+    """Run ``case`` with ``implementation`` (one collection or stream per input, returning one) on ``module``.
+
+    Whatever the module raises while doing so is reported as an ``error`` run, with its type.
+    """
+    try:
+        return run_case(module, implementation, case)
+    except Exception as error:  # the engine's own failure is the finding, reported with its type
+        return Run(status="error", reason=f"{module.__name__} raised {type(error).__name__}: {error}")
+
+
+def run_case(module: ModuleType, implementation: Callable[..., Any], case: Case) -> Run:
+    """``drive`` without the net: what the module raises propagates (the test suite wants the traceback)."""
+    return _DRIVERS[kind_of(module)](module, implementation, case)
+
+
+class FinalEngine:
+    """final, run in this process on its own operators (the catalog's ``final`` implementations)."""
+
+    name = "final"
+
+    def run(self, case: Case) -> Run:
+        return drive(importlib.import_module("..", __package__), program_named(case.program).on_final(), case)
+
+    def close(self) -> None:
+        pass
+
+
+# -- static collections (v0) -------------------------------------------------------
+
+
+def from_scratch(module: ModuleType, implementation: Callable, histories: list, versions: list) -> dict:
+    """The output collection at each of ``versions``: each input's ``(record, version, multiplicity)``
+    history accumulated there, run through the program."""
+    collections = {}
+    for version in versions:
+        inputs = [
+            module.Collection([(record, m) for record, at, m in history if less_equal(at, version)])
+            for history in histories
+        ]
+        totals: dict = {}
+        for record, multiplicity in implementation(*inputs):
+            add(totals, record, multiplicity)
+        collections[version] = totals
+    return collections
+
+
+def _static(module: ModuleType, implementation: Callable, case: Case) -> Run:
+    collections = from_scratch(module, implementation, case.histories(), join_closure(case.input_versions()))
+    data = [
+        (record, version, multiplicity)
+        for version, difference in differences(collections).items()
+        for record, multiplicity in difference.items()
+    ]
+    return Run(events=[("data", data), ("frontier", [])])
+
+
+# -- a sequence of differences (v1) -------------------------------------------------
+
+
+def _by_version(module: ModuleType, history: list, versions: list) -> list:
+    """One difference collection per version (empty where the input did not change)."""
+    grouped: dict[PlainVersion, list] = {version: [] for version in versions}
+    for record, version, multiplicity in history:
+        grouped[version].append((record, multiplicity))
+    return [module.Collection(grouped[version]) for version in versions]
+
+
+def _sequence(module: ModuleType, implementation: Callable, case: Case) -> Run:
+    versions = case.input_versions()
+    output = implementation(*(module.DifferenceSequence(_by_version(module, h, versions)) for h in case.histories()))
+    data = [
+        (record, version, multiplicity)
+        for version, difference in zip(versions, output, strict=False)
+        for record, multiplicity in difference
+    ]
+    return Run(events=[("data", data), ("frontier", [])])
+
+
+# -- dataflow graphs -----------------------------------------------------------------
+
+
+def step_until(graph: Any, done: Callable[[], bool]) -> None:
+    """Step ``graph`` until ``done()``, at most ``STEP_BUDGET`` times.
+
+    Raises:
+        StepBudgetExceeded: it was not done by then.
+    """
+    for _ in range(STEP_BUDGET):
+        if done():
+            return
+        graph.step()
+    raise StepBudgetExceeded(f"the graph did not finish within {STEP_BUDGET} steps")
+
+
+def build(module: ModuleType, implementation: Callable, inputs: int, zero: PlainVersion | None = None) -> tuple:
+    """``(writers, reader, graph)``: ``implementation`` built on ``inputs`` fresh inputs of a dataflow
+    stage (starting at version ``zero`` where it has versions), its output read, the graph finalized."""
+    builder = module.GraphBuilder() if zero is None else module.GraphBuilder(module.Version(zero))
+    streams, writers = zip(*(builder.new_input() for _ in range(inputs)), strict=True)
+    reader = implementation(*streams).connect_reader()
+    return list(writers), reader, builder.finalize()
+
+
+def _unversioned(module: ModuleType, implementation: Callable, case: Case) -> Run:
+    """Feed each version, in order, once every input's frontier has passed it; label the output with it.
+
+    Without versions, the updates of every input at one version are sent
+    together: binary operators pair their inputs' differences by position.
+    """
+    writers, reader, graph = build(module, implementation, len(case.inputs))
+    pending: dict[int, list[list]] = {}
+    frontiers: dict[str, float] = {name: 0 for name in case.inputs}
+    run = Run()
+    for message in case.messages:
+        if message.data is not None:
+            for record, version, multiplicity in message.data:
+                slots = pending.setdefault(version, [[] for _ in case.inputs])
+                slots[case.inputs.index(message.input)].append((record, multiplicity))
+            continue
+        frontiers[message.input] = min(message.frontier) if message.frontier else float("inf")
+        for version in sorted(v for v in pending if v < min(frontiers.values())):
+            for writer, updates in zip(writers, pending.pop(version), strict=True):
+                writer.send_data(module.Collection(updates))
+            step_until(graph, lambda: not reader.is_empty())
+            data = [(record, version, m) for output in reader.drain() for record, m in output]
+            run.events.append(("data", data))
+    run.events.append(("frontier", []))
+    return run
+
+
+@dataclass
+class Spelling:
+    """How a versioned stage spells a case's plain versions (ints, or tuples of ints) and frontiers."""
+
+    module: ModuleType
+    dimensions: int
+    versions: list
+
+    def __post_init__(self) -> None:
+        self.antichains = hasattr(self.module, "Antichain")
+        # v3 and v4 have no empty frontier: the end of input is a version past every version of the case.
+        self.beyond = (max(self.versions) + 1) if self.versions and not self.antichains else 0
+
+    @property
+    def zero(self) -> PlainVersion:
+        return 0 if self.dimensions == 1 else (0,) * self.dimensions
+
+    def frontier(self, versions: tuple | list) -> Any:
+        """The frontier whose least versions are ``versions`` (``()``: the input is closed)."""
+        Version = self.module.Version
+        if self.antichains:
+            return self.module.Antichain([Version(version) for version in versions])
+        return Version(min(versions) if versions else self.beyond)
+
+    def plain(self, version: Any) -> PlainVersion:
+        coords = getattr(version, "coords", None)
+        if coords is None:
+            return version.value
+        return coords[0] if self.dimensions == 1 else tuple(coords)
+
+    def plain_frontier(self, frontier: Any) -> list[PlainVersion]:
+        if self.antichains:
+            return [self.plain(element) for element in frontier.elements]
+        plain = self.plain(frontier)
+        return [] if plain >= self.beyond else [plain]
+
+
+def frontier_after(message: Any, previous: Any) -> Any:
+    """The frontier a frontier message leaves: the one it carries (v3 to v5), or ``previous`` with its
+    change applied (final sends frontiers as changes)."""
+    return message.frontier if hasattr(message, "frontier") else previous.apply(message)
+
+
+def _versioned(module: ModuleType, implementation: Callable, case: Case) -> Run:
+    """Send the case's messages as they come, a step after each; then step until the output is closed."""
+    spell = Spelling(module, case.dimensions, case.input_versions())
+    writers, reader, graph = build(module, implementation, len(case.inputs), spell.zero)
+    run = Run()
+    frontier = spell.frontier((spell.zero,))
+
+    def read() -> None:
+        nonlocal frontier
+        for message in reader.drain():
+            if isinstance(message, module.DataMessage):
+                version = spell.plain(message.version)
+                run.events.append(("data", [(record, version, m) for record, m in message.collection]))
+            else:
+                frontier = frontier_after(message, frontier)
+                run.events.append(("frontier", spell.plain_frontier(frontier)))
+
+    for message in case.messages:
+        writer = writers[case.inputs.index(message.input)]
+        if message.data is not None:
+            batches: dict[PlainVersion, list] = {}
+            for record, version, multiplicity in message.data:
+                batches.setdefault(version, []).append((record, multiplicity))
+            for version, updates in batches.items():
+                writer.send_data(module.Version(version), module.Collection(updates))
+        else:
+            writer.send_frontier(spell.frontier(message.frontier))
+        graph.step()
+        read()
+    closed = spell.frontier(())
+    step_until(graph, lambda: not reader.probe_frontier_less_than(closed))
+    read()
+    return run
+
+
+_DRIVERS: dict[str, Callable[[ModuleType, Callable, Case], Run]] = {
+    "static": _static, "sequence": _sequence, "unversioned": _unversioned, "versioned": _versioned,
+}
