@@ -8,7 +8,9 @@
   histories, final's answers checked against v0 from scratch;
 - ``engines`` and ``stages``: the engines a check can run (this project's
   stages in process, anything speaking the JSON-lines protocol, recorded outputs);
-- ``check``: verdicts per case and version, shrinking, the report.
+- ``check``: verdicts per case and version, shrinking, the report;
+- ``generic``: the programs as JSON operator graphs (``programs/``, checked
+  against ``program.schema.json``) and an adapter that builds them on final.
 
 ``README.md`` beside this file documents the case format, the encoding of
 tuples and NULL, and the protocol. The command line is ``python -m
