@@ -13,6 +13,7 @@ import copy
 import json
 import re
 import shutil
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from final import GraphBuilder
 from final.conformance import catalog
 from final.conformance.cases import CASES, load_all
 from final.conformance.check import judge
+from final.conformance.engines import CommandEngine
 from final.conformance.generic import (
     PROGRAMS,
     SCHEMA_PATH,
@@ -78,6 +80,16 @@ def test_the_generic_adapter_passes_every_committed_case_of_a_program(program: c
     engine = GenericEngine()
     verdicts = [judge(case, engine.run(case)) for case in cases]
     assert cases
+    assert [(verdict.case, verdict.lines()) for verdict in verdicts if verdict.status != "passed"] == []
+
+
+def test_the_generic_adapter_speaks_the_protocol_as_python_m_final_conformance_generic() -> None:
+    firsts = {case.program: case for case in reversed(COMMITTED)}  # one case of each program
+    engine = CommandEngine("generic", [sys.executable, "-m", "final.conformance.generic"])
+    try:
+        verdicts = [judge(case, engine.run(case)) for case in firsts.values()]
+    finally:
+        engine.close()
     assert [(verdict.case, verdict.lines()) for verdict in verdicts if verdict.status != "passed"] == []
 
 
