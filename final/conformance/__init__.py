@@ -12,7 +12,9 @@
 - ``engines``: the engines a check can run (final in process, Python
   plug-ins and anything speaking the JSON-lines protocol in a child process,
   recorded outputs);
-- ``check``: verdicts per case and version, shrinking, the report.
+- ``check``: verdicts per case and version, shrinking, the report;
+- ``generic``: the programs as JSON operator graphs (``programs/``, checked
+  against ``program.schema.json``) and an adapter that builds them on final.
 
 ``README.md`` beside this file documents the case format, the encoding of
 tuples and NULL, and the protocol. The command line is ``python -m
