@@ -11,10 +11,14 @@ its checker too; these tests say which piece is missing when one is.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import nbformat
 import pytest
@@ -24,7 +28,7 @@ NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 sys.path.insert(0, str(NOTEBOOKS_DIR))
 
 from workshop import Wrong  # noqa: E402 (importable once notebooks/ is on the path)
-from workshop.exercises import CHECKERS  # noqa: E402
+from workshop.exercises import CHECKERS, check  # noqa: E402
 
 
 def module_name(notebook: Path) -> str:
@@ -60,6 +64,66 @@ def test_each_solution_passes_and_each_mistake_is_caught(notebook: Path) -> None
         with pytest.raises(Wrong) as wrong:
             checker(solutions.MISTAKES[name])
         assert len(str(wrong.value)) > 20, f"{name}: say what is wrong, not just {str(wrong.value)!r}"
+
+
+class _Calls:
+    """A callable object: an answer whose source ``inspect`` cannot read."""
+
+    def __init__(self, function: Callable) -> None:
+        self.function = function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+
+def _spellings(solution: Callable) -> dict[str, Callable]:
+    """``solution`` written the ways a learner may write a function: each must be judged, not skipped."""
+    def one_line(*args: Any, **kwargs: Any) -> Any: return solution(*args, **kwargs)
+
+    return {
+        "lambda": lambda *args, **kwargs: solution(*args, **kwargs),
+        "one-line def": one_line,
+        "functools.partial": functools.partial(solution),
+        "callable object": _Calls(solution),
+    }
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_a_function_answer_is_judged_however_it_is_written(notebook: Path, capsys: pytest.CaptureFixture) -> None:
+    _, solutions = modules(notebook)
+    for name, checker in checkers(notebook).items():
+        solution = getattr(solutions, name)
+        if not inspect.isfunction(solution):
+            continue
+        for spelling, answer in _spellings(solution).items():
+            check(checker, answer)
+            assert capsys.readouterr().out.strip() == "Right.", f"{name} written as a {spelling}"
+        mistake = solutions.MISTAKES[name]
+        if inspect.isfunction(mistake):
+            check(checker, lambda *args, wrong=mistake, **kwargs: wrong(*args, **kwargs))
+            assert capsys.readouterr().out.startswith("Not yet: "), f"{name}'s mistake as a lambda"
+
+
+def test_a_placeholder_is_not_an_answer_however_it_is_written(capsys: pytest.CaptureFixture) -> None:
+    def placeholder(lines):
+        """Count the words."""
+        ...
+
+    def one_line(lines): ...
+
+    for answer in (..., None, placeholder, one_line, lambda lines: ...):
+        check(lambda _: None, answer)
+        assert capsys.readouterr().out.startswith("Not answered yet"), answer
+
+
+def test_the_word_count_data_repeats_a_word_in_a_line() -> None:
+    def distinct_words(builder):
+        lines, writer = builder.new_input()
+        words = lines.flat_map(lambda line: set(line.split())).map(lambda word: (word, None)).count()
+        return writer, words.connect_reader()
+
+    with pytest.raises(Wrong, match="word counts"):
+        CHECKERS["exercises.v2.word_count"](distinct_words)
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)

@@ -66,11 +66,12 @@ def debug_lines(answer: Any) -> None:
 
 
 WORD_COUNT_SENDS = [
-    Collection([("the cat sat", 1)]),
+    Collection([("the cat saw the dog", 1)]),
     Collection([("the dog", 1)]),
-    Collection([("the cat sat", -1), ("a cat", 1)]),
+    Collection([("the cat saw the dog", -1), ("a cat a dog", 1)]),
 ]
-"""Lines of text, one difference per step: two lines added, then one replaced by another."""
+"""Lines of text, one difference per step: two lines added, then one replaced by another. Lines repeat
+words ("the", "a"), so counting each line's distinct words (``set(line.split())``) is caught."""
 
 
 def _word_counts(lines: dict[str, int]) -> dict[tuple[str, int], int]:

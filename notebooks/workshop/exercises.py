@@ -13,7 +13,10 @@ answer.
 
 from __future__ import annotations
 
+import ast
+import dis
 import inspect
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -48,17 +51,48 @@ def as_multiset(answer: Any, what: str) -> dict[Any, int]:
 
 
 def _unanswered(answer: Any) -> bool:
-    """A placeholder left as given: ``...``, ``None``, or a function whose body is only ``...``."""
+    """A placeholder left as given: ``...``, ``None``, or a function whose body is only ``...``.
+
+    A function is read from its source's syntax tree, so a lambda or a one-line
+    ``def`` with a real body counts as an answer. Where the source does not
+    parse alone (a lambda inside a longer statement) or cannot be read, its
+    code decides: a body that only returns a constant ``...`` or None is a
+    placeholder. Anything else callable (``functools.partial``, a callable
+    object) is an answer, and goes to the checker.
+    """
     if answer is ... or answer is None:
         return True
-    if callable(answer):
-        try:
-            body = inspect.getsource(answer).strip().splitlines()[1:]
-        except (OSError, TypeError):
-            return False
-        code = [line.split("#")[0].strip() for line in body]
-        return [line for line in code if line] in ([], ["..."])
+    if not inspect.isfunction(answer):
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(answer)))
+    except (OSError, TypeError, SyntaxError):
+        return _returns_a_constant_placeholder(answer)
+    kinds = (ast.Lambda,) if answer.__name__ == "<lambda>" else (ast.FunctionDef, ast.AsyncFunctionDef)
+    functions = [node for node in ast.walk(tree) if isinstance(node, kinds)
+                 and getattr(node, "name", answer.__name__) == answer.__name__]
+    return bool(functions) and all(_only_ellipsis(function) for function in functions)
+
+
+def _returns_a_constant_placeholder(function: Callable) -> bool:
+    """Whether ``function``'s code does nothing but return ``...`` or None."""
+    steps = [step for step in dis.get_instructions(function) if step.opname not in ("RESUME", "NOP", "CACHE")]
+    names = [step.opname for step in steps]
+    if names == ["RETURN_CONST"] or names == ["LOAD_CONST", "RETURN_VALUE"]:
+        return steps[0].argval is ... or steps[0].argval is None
     return False
+
+
+def _only_ellipsis(function: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a function's body is ``...`` alone (after a docstring, if it has one)."""
+    if isinstance(function, ast.Lambda):
+        return isinstance(function.body, ast.Constant) and function.body.value is ...
+    body = function.body
+    if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and body[0].value.value is ...
 
 
 def check(checker: Callable[[Any], None], answer: Any) -> None:
