@@ -1,11 +1,13 @@
 """A conformance oracle for Differential Dataflow engines: named programs, cases as JSON, and a checker.
 
-- ``catalog``: the programs, each defined in prose and implemented twice
-  (002's operators, which every stage runs, and final's own);
+- ``catalog``: the programs, each defined in prose and implemented up to
+  three times (002's operators, which every stage runs; final's own; and the
+  definition in plain Python, the oracle's answer from scratch);
 - ``cases``: a case (program, input messages, expected output at every
   version), read from JSON checked against ``schema.json``;
 - ``generate``: cases from the documents' examples and seeded random
-  histories, final's answers checked against v0 from scratch;
+  histories, final's answers checked against each program's plain-Python
+  definition from scratch;
 - ``drive``: how a case runs on an engine written with this project's API
   (final here, the ladder's stages through the repository's ``ladder.py``),
   the one driver the test suite uses too;

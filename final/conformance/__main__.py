@@ -11,7 +11,6 @@ cases). ``generate`` writes a case set; ``programs`` prints the catalog;
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import re
 import shlex
@@ -154,12 +153,8 @@ def _check(arguments: argparse.Namespace) -> int:
             if verdict.status == "failed":
                 _print(f"FAIL {case.name}", verdict.lines())
         if not arguments.outputs and not arguments.no_shrink and report.counts()[1]:
-            if importlib.util.find_spec("v0") is None:
-                print("not shrinking: a shrunk case's output is recomputed from scratch by stage v0, which comes "
-                      "with a clone of the repository, not with the package", file=sys.stderr)
-            else:
-                smallest_failing(report, cases, engine.run, progress=lambda p: print(f"shrinking {p} ...",
-                                                                                      file=sys.stderr))
+            smallest_failing(report, cases, engine.run, progress=lambda p: print(f"shrinking {p} ...",
+                                                                                  file=sys.stderr))
     finally:
         engine.close()
     print()

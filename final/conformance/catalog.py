@@ -1,4 +1,4 @@
-"""The named programs the cases run, each defined in prose and implemented twice.
+"""The named programs the cases run, each defined in prose and implemented two or three times.
 
 A ``Program`` has a ``definition`` precise enough for another engine's
 authors to implement it (input shapes, output shape, NULLs), and up to three
@@ -7,13 +7,16 @@ implementations that the generator checks against one another:
 - ``portable`` uses only document 002's operators (``map``, ``filter``,
   ``flat_map``, ``negate``, ``concat``, ``join``, ``reduce`` and its
   shorthands, ``iterate``), so it runs on every stage of this project, v0
-  (from scratch) included;
+  (from scratch) included; programs built on document 000's operators
+  (``explode``, ``join_function``, the temporal filter) have none;
 - ``final`` uses final/'s own operators where it has one for the job
   (``count_total``, ``semijoin``, ``left_join``, ``aggregate``, ...), so
   the two are different code that must agree;
-- ``reference`` is plain Python, for the programs no stage before final can
-  express (document 000's ``explode``, ``join_function`` and temporal filter):
-  it computes the output at a version from the input updates directly.
+- ``reference``, which every program has, is the definition written as plain
+  Python over the input collections accumulated at one version (sets, dicts,
+  a breadth-first search for a loop's fixed point), using no dataflow operator
+  at all: the oracle's own answer from scratch, a computation independent of
+  every engine it judges.
 
 Records follow the encoding rule in ``encoding``: tuples, strings, ints,
 booleans and ``None`` (SQL's NULL).
@@ -26,11 +29,13 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .encoding import PlainVersion
+from .encoding import PlainVersion, add
 from .versions import less_equal
 
 Histories = Sequence[Sequence[tuple[Hashable, PlainVersion, int]]]
 RandomRecord = Callable[[random.Random], Hashable]
+Reference = Callable[[Histories, PlainVersion], dict]
+"""The output collection at a version, ``{record: multiplicity}``, from each input's updates."""
 
 
 
@@ -47,9 +52,10 @@ class Program:
     """Where it comes from: a document (by its short id) or SQL."""
     records: tuple[RandomRecord, ...]
     """A random record for each input, for random histories: small domains, so updates collide and cancel."""
+    reference: Reference
+    """The output at a version, from the input updates: the definition in plain Python (``from_scratch``)."""
     portable: Callable[..., Any] | None = None
     final: Callable[..., Any] | None = None
-    reference: Callable[[Histories, PlainVersion], dict] | None = None
     iterates: bool = False
     """Whether the program has a loop (``iterate``)."""
     versions: tuple[str, ...] = ("int", "product")
@@ -290,31 +296,260 @@ def _copies_logic(x: int) -> list:
     return [(2 * x, 3 * x, x), (2 * x, 4 * x, -x)]
 
 
-def _window_logic(event: tuple) -> list:
-    return [(event, event[1], 1), (event, event[2], -1)]
+# -- from scratch: each definition in plain Python ---------------------------------------------------------
 
 
-def _explode_logic(pair: tuple) -> list:
-    return [(pair[0], 0, pair[1])]
+def accumulated(history: Sequence[tuple[Hashable, PlainVersion, int]], version: PlainVersion) -> dict:
+    """An input's collection at ``version``: its updates at versions ``<=`` it, summed per record."""
+    totals: dict = {}
+    for record, at, multiplicity in history:
+        if less_equal(at, version):
+            add(totals, record, multiplicity)
+    return totals
 
 
-def _updates_reference(logic: Callable[[Any], list]) -> Callable[[Histories, PlainVersion], dict]:
-    """From scratch for ``join_function(logic)`` (000): at ``t``, ``value`` has ``m * d`` for each input
-    ``(record, s, m)`` with ``s <= t`` and each ``(value, s2, d)`` in ``logic(record)`` with ``s2 <= t``;
-    ``logic``'s versions are lifted to the input's kind of version (``s2`` becomes ``(s2, 0, ...)``)."""
+def positive(collection: dict) -> list:
+    """The records of ``collection`` with a positive multiplicity: a set's members."""
+    return [record for record, multiplicity in collection.items() if multiplicity > 0]
+
+
+def _static(compute: Callable[..., dict]) -> Reference:
+    """A reference for a program whose output at a version depends only on its inputs' collections there:
+    ``compute`` takes one ``{record: multiplicity}`` per input and returns the output's; zeros dropped."""
 
     def reference(histories: Histories, version: PlainVersion) -> dict:
-        totals: dict = {}
-        for record, at, multiplicity in histories[0]:
-            if not less_equal(at, version):
-                continue
-            for value, when, delta in logic(record):
-                when = when if isinstance(version, int) else (when, *(0 for _ in version[1:]))
-                if less_equal(when, version):
-                    totals[value] = totals.get(value, 0) + multiplicity * delta
-        return {value: total for value, total in totals.items() if total}
+        output = compute(*(accumulated(history, version) for history in histories))
+        return {record: multiplicity for record, multiplicity in output.items() if multiplicity}
 
+    reference.__doc__ = compute.__doc__
     return reference
+
+
+def _word_count(lines: dict) -> dict:
+    counts: dict = {}
+    for line, multiplicity in lines.items():
+        for word in line.split():
+            add(counts, word, multiplicity)
+    return {(word, n): 1 for word, n in counts.items()}
+
+
+def _count_by_key(records: dict) -> dict:
+    counts: dict = {}
+    for (key, _), multiplicity in records.items():
+        add(counts, key, multiplicity)
+    return {(key, n): 1 for key, n in counts.items()}
+
+
+def _sum_by_key(records: dict) -> dict:
+    sums: dict = {}
+    for (key, value), multiplicity in records.items():
+        total = sums.setdefault(key, None)
+        if value is not None:
+            sums[key] = (total or 0) + value * multiplicity
+    return {(key, total): 1 for key, total in sums.items()}
+
+
+def _distinct(records: dict) -> dict:
+    return {record: 1 for record in positive(records)}
+
+
+def _join(left: dict, right: dict) -> dict:
+    output: dict = {}
+    for (key, a), m in left.items():
+        for (other, b), n in right.items():
+            if key == other:
+                add(output, (key, (a, b)), m * n)
+    return output
+
+
+def _semijoin(left: dict, keys: dict) -> dict:
+    present = set(positive(keys))
+    return {(key, a): m for (key, a), m in left.items() if key in present}
+
+
+def _antijoin(left: dict, keys: dict) -> dict:
+    present = set(positive(keys))
+    return {(key, a): m for (key, a), m in left.items() if key not in present}
+
+
+def _sql_left_join(left: dict, right: dict) -> dict:
+    """SQL's LEFT JOIN of ``(key, a)`` and ``(key, b)`` records: pairs with equal non-null keys, and each left
+    record whose key is null or matches no right record present, padded with null."""
+    present = {key for key, _ in positive(right) if key is not None}
+    output: dict = {}
+    for (key, a), m in left.items():
+        if key is None or key not in present:
+            add(output, (key, (a, None)), m)
+            continue
+        for (other, b), n in right.items():
+            if other == key:
+                add(output, (key, (a, b)), m * n)
+    return output
+
+
+def _reachability(roots: dict, edges: dict) -> dict:
+    successors: dict = {}
+    for source, target in positive(edges):
+        successors.setdefault(source, []).append(target)
+    reached = set(positive(roots))
+    todo = list(reached)
+    while todo:
+        for target in successors.get(todo.pop(), ()):
+            if target not in reached:
+                reached.add(target)
+                todo.append(target)
+    return {node: 1 for node in reached}
+
+
+def _connected_components(edges: dict) -> dict:
+    neighbours: dict = {}
+    for a, b in positive(edges):
+        neighbours.setdefault(a, set()).add(b)
+        neighbours.setdefault(b, set()).add(a)
+    labels: dict = {}
+    for start in neighbours:
+        if start in labels:
+            continue
+        component, todo = {start}, [start]
+        while todo:
+            for other in neighbours[todo.pop()] - component:
+                component.add(other)
+                todo.append(other)
+        least = min(component)
+        labels.update((node, least) for node in component)
+    return {(node, label): 1 for node, label in labels.items()}
+
+
+def _geometric_series(numbers: dict) -> dict:
+    output: dict = {}
+    for n in positive(numbers):
+        if n <= 0:
+            raise ValueError(f"geometric_series takes positive integers, not {n!r}: n * 2^k never grows past 50")
+        while n <= 50:
+            output[n] = 1
+            n *= 2
+    return output
+
+
+def _distinct_lengths(strings: dict) -> dict:
+    by_length: dict = {}
+    for string in positive(strings):
+        by_length.setdefault(len(string), set()).add(string)
+    return {(f"length: {length}", len(group)): 1 for length, group in by_length.items()}
+
+
+def _min_max_count_distinct(trips: dict) -> dict:
+    groups: dict = {}
+    for key, fare, distance in positive(trips):
+        fares, distances = groups.setdefault(key, ([], set()))
+        if fare is not None:
+            fares.append(fare)
+        if distance is not None:
+            distances.add(distance)
+    return {
+        (key, min(fares, default=None), max(fares, default=None), len(distances)): 1
+        for key, (fares, distances) in groups.items()
+    }
+
+
+def _difference(a: dict, b: dict) -> dict:
+    output = dict(a)
+    for record, multiplicity in b.items():
+        add(output, record, -multiplicity)
+    return output
+
+
+def _concat(a: dict, b: dict) -> dict:
+    output = dict(a)
+    for record, multiplicity in b.items():
+        add(output, record, multiplicity)
+    return output
+
+
+def _add_one_squares(numbers: dict) -> dict:
+    reached = {n for n in positive(numbers) if n <= 5}
+    todo = list(reached)
+    while todo:
+        successor = todo.pop() + 1
+        if successor <= 5 and successor not in reached:
+            reached.add(successor)
+            todo.append(successor)
+    return {(n, n * n): 1 for n in reached}
+
+
+def _plus_five_evens(numbers: dict) -> dict:
+    output: dict = {}
+    for n, multiplicity in numbers.items():
+        if (n + 5) % 2 == 0:
+            add(output, n + 5, multiplicity)
+    return output
+
+
+def _name_lengths(names: dict) -> dict:
+    return {(name, len(name)): multiplicity for name, multiplicity in names.items()}
+
+
+def _noop_loop(numbers: dict) -> dict:
+    return {}
+
+
+def _three_hops(query: dict, links: dict) -> dict:
+    walks: dict = {}  # (node reached, origin) -> the product of multiplicities so far
+    for origin, multiplicity in query.items():
+        add(walks, (origin, origin), multiplicity)
+    for _ in range(3):
+        steps: dict = {}
+        for (node, origin), m in walks.items():
+            for (source, target), n in links.items():
+                if source == node:
+                    add(steps, (target, origin), m * n)
+        walks = steps
+    return walks
+
+
+def _enrichment_rows(facts: dict, users: dict, addrs: dict, agents: dict) -> dict:
+    rows: dict = {}
+    for fact, multiplicity in facts.items():
+        add(rows, (fact,), multiplicity)
+    # Each LEFT JOIN's key is the second field of the row's last part (null when that part is null).
+    for table in (users, addrs, agents):
+        present = {record[0] for record in positive(table) if record[0] is not None}
+        joined: dict = {}
+        for row, m in rows.items():
+            key = None if row[-1] is None else row[-1][1]
+            if key is None or key not in present:
+                add(joined, (*row, None), m)
+                continue
+            for record, n in table.items():
+                if record[0] == key:
+                    add(joined, (*row, record), m * n)
+        rows = joined
+    return rows
+
+
+def _explode(pairs: dict) -> dict:
+    output: dict = {}
+    for (key, count), multiplicity in pairs.items():
+        add(output, key, count * multiplicity)
+    return output
+
+
+def _timed_copies(histories: Histories, version: PlainVersion) -> dict:
+    """Each update ``(x, s, m)`` counts at ``t`` when ``s <= t`` and ``3x <= t < 4x``: ``x * m`` copies of ``2x``."""
+    output: dict = {}
+    for x, at, multiplicity in histories[0]:
+        if at <= version and 3 * x <= version < 4 * x:
+            add(output, 2 * x, x * multiplicity)
+    return output
+
+
+def _temporal_window(histories: Histories, version: PlainVersion) -> dict:
+    """Each update ``(event, s, m)`` counts at ``t`` when ``s <= t`` and ``from <= t < until``."""
+    output: dict = {}
+    for event, at, multiplicity in histories[0]:
+        if at <= version and event[1] <= version < event[2]:
+            add(output, event, multiplicity)
+    return output
 
 
 # -- the catalog -------------------------------------------------------------------
@@ -328,6 +563,7 @@ PROGRAMS: tuple[Program, ...] = (
         "non-whitespace, as Python's str.split()) whose total count n over all lines, times their "
         "multiplicities, is not zero; a word that no longer occurs has no record.",
         records=(_line,), portable=word_count,
+        reference=_static(_word_count),
     ),
     Program(
         name="count_by_key", inputs=("records",), source="002, v3 ('reduce') and SQL's COUNT(*) ... GROUP BY",
@@ -336,6 +572,7 @@ PROGRAMS: tuple[Program, ...] = (
         "(not [key, 0]).",
         records=(_pair(SMALL_KEYS, SMALL_VALUES),), portable=count_by_key,
         final=lambda records: records.count_total(),
+        reference=_static(_count_by_key),
     ),
     Program(
         name="sum_by_key", inputs=("records",), source="SQL's SUM ... GROUP BY",
@@ -344,6 +581,7 @@ PROGRAMS: tuple[Program, ...] = (
         "is null (SQL's SUM). A key with no records has no output.",
         records=(_pair(SMALL_KEYS, _pick(-2, 1, 3, 4, None)),), portable=sum_by_key,
         final=lambda records: records.sum_total(),
+        reference=_static(_sum_by_key),
     ),
     Program(
         name="distinct", inputs=("records",), source="002, v5 (the household items) and SQL's DISTINCT",
@@ -351,6 +589,7 @@ PROGRAMS: tuple[Program, ...] = (
         "positive, once (multiplicity 1).",
         records=(_pick("chair", "desk", "couch", ("towel", 2)),), portable=distinct,
         final=lambda records: records.distinct_keys(),
+        reference=_static(_distinct),
     ),
     Program(
         name="join", inputs=("left", "right"), source="002, v0 ('join') and SQL's inner JOIN",
@@ -358,6 +597,7 @@ PROGRAMS: tuple[Program, ...] = (
         "with equal keys, with the product of their multiplicities. null is an ordinary value here.",
         records=(_pair(SMALL_KEYS, SMALL_VALUES), _pair(SMALL_KEYS, _pick("x", "y", "z"))), portable=join,
         final=lambda left, right: left.arrange().join(right),
+        reference=_static(_join),
     ),
     Program(
         name="semijoin", inputs=("left", "keys"), source="003 (semijoin) and SQL's WHERE key IN (...)",
@@ -365,6 +605,7 @@ PROGRAMS: tuple[Program, ...] = (
         "whose key has a positive accumulated multiplicity among the keys.",
         records=(_pair(SMALL_KEYS, SMALL_VALUES), SMALL_KEYS), portable=semijoin,
         final=lambda left, keys: left.semijoin(keys.distinct_keys()),
+        reference=_static(_semijoin),
     ),
     Program(
         name="antijoin", inputs=("left", "keys"), source="003 (antijoin) and SQL's WHERE key NOT IN (...)",
@@ -372,6 +613,7 @@ PROGRAMS: tuple[Program, ...] = (
         "whose key does not have a positive accumulated multiplicity among the keys.",
         records=(_pair(SMALL_KEYS, SMALL_VALUES), SMALL_KEYS), portable=antijoin,
         final=lambda left, keys: left.antijoin(keys.distinct_keys()),
+        reference=_static(_antijoin),
     ),
     Program(
         name="left_outer_join", inputs=("left", "right"), source="003 ('Left Outer Joins') and SQL's LEFT JOIN",
@@ -381,6 +623,7 @@ PROGRAMS: tuple[Program, ...] = (
         "positive accumulated multiplicity (SQL's LEFT JOIN: null equals nothing).",
         records=(_pair(NULLABLE_KEYS, SMALL_VALUES), _pair(NULLABLE_KEYS, _pick("x", "y", None))),
         portable=left_outer_join, final=lambda left, right: left.left_join(right),
+        reference=_static(_sql_left_join),
     ),
     Program(
         name="reachability", inputs=("roots", "edges"), source="001 ('Limitations': fraud propagation); Rust DD",
@@ -388,6 +631,7 @@ PROGRAMS: tuple[Program, ...] = (
         "root with positive multiplicity along edges with positive multiplicity (the roots included), once. "
         "Implemented with iterate: reached = distinct(roots + targets of edges from reached).",
         records=(NODES, _pair(NODES, NODES)), portable=reachability, final=_final_reachability, iterates=True,
+        reference=_static(_reachability),
     ),
     Program(
         name="connected_components", inputs=("edges",), source="label propagation, as in Rust DD's examples",
@@ -396,6 +640,7 @@ PROGRAMS: tuple[Program, ...] = (
         "labels start as [node, node] and each round every node takes the least label among its own and "
         "its neighbours' (min by key).",
         records=(_pair(NODES, NODES),), portable=connected_components, iterates=True,
+        reference=_static(_connected_components),
     ),
     Program(
         name="geometric_series", inputs=("numbers",), source="002, v4 and v5 ('geometric_series')",
@@ -403,12 +648,14 @@ PROGRAMS: tuple[Program, ...] = (
         "most 50, for every input number n with positive multiplicity. Implemented as 002's loop: "
         "iterate(x -> distinct(x + 2x, kept while <= 50)).",
         records=(_pick(1, 3, 5, 16, 20, 51),), portable=geometric_series, iterates=True,
+        reference=_static(_geometric_series),
     ),
     Program(
         name="distinct_lengths", inputs=("strings",), source="001 ('Trying it out!')",
         definition='Input records are strings. Output ["length: n", c] for every length n of a string with '
         "positive multiplicity, c the number of distinct such strings of that length.",
         records=(_pick("a", "b", "cc", "dd", "eee"),), portable=distinct_lengths, final=_final_distinct_lengths,
+        reference=_static(_distinct_lengths),
     ),
     Program(
         name="min_max_count_distinct", inputs=("trips",),
@@ -418,17 +665,20 @@ PROGRAMS: tuple[Program, ...] = (
         "least and greatest non-null fare (null when every fare of the group is null) and the number of "
         "distinct non-null distances. A key with no rows has no output.",
         records=(_trip,), portable=min_max_count_distinct, final=_final_min_max_count_distinct,
+        reference=_static(_min_max_count_distinct),
     ),
     Program(
         name="difference", inputs=("a", "b"), source="002, v0 ('the difference between a and b')",
         definition="Inputs are any records. Output a minus b: each record with its multiplicity in a less its "
         "multiplicity in b, which may be negative (SQL's EXCEPT ALL, without dropping negatives).",
         records=(_pick("apple", "banana", "coconut"), _pick("apple", "banana", "coconut")), portable=difference,
+        reference=_static(_difference),
     ),
     Program(
         name="concat", inputs=("a", "b"), source="002, v3 (concat of out-of-order inputs)",
         definition="Inputs are any records. Output both inputs together: multiplicities add (SQL's UNION ALL).",
         records=(_pick("a0", "a1", "b0"), _pick("a0", "b0", "b1")), portable=concat,
+        reference=_static(_concat),
     ),
     Program(
         name="add_one_squares", inputs=("numbers",), source="002, v0 ('def add_one(collection)')",
@@ -436,17 +686,20 @@ PROGRAMS: tuple[Program, ...] = (
         "multiplicity that are at most 5 and, with every n in S, n + 1 when it is at most 5: output [n, n*n] "
         "once for every n in S. Implemented as 002's loop: iterate(x -> distinct(x + (x + 1), kept while <= 5)).",
         records=(_pick(0, 1, 3, 4, 7),), portable=add_one_squares, iterates=True,
+        reference=_static(_add_one_squares),
     ),
     Program(
         name="plus_five_evens", inputs=("numbers",), source="002, v2 (the first dataflow graph)",
         definition="Input records are integers. Output n + 5 for every input n for which n + 5 is even, with "
         "n's multiplicity.",
         records=(_int(0, 9),), portable=plus_five_evens,
+        reference=_static(_plus_five_evens),
     ),
     Program(
         name="name_lengths", inputs=("names",), source="000 ('Differential dataflow background')",
         definition="Input records are strings. Output [name, length of name] with the name's multiplicity.",
         records=(_pick("frank", "david", "al"),), portable=name_lengths,
+        reference=_static(_name_lengths),
     ),
     Program(
         name="noop_loop", inputs=("numbers",), source="002 (liveness: 'should converge in two iterations')",
@@ -454,6 +707,7 @@ PROGRAMS: tuple[Program, ...] = (
         "adds the loop's collection: its fixed point is empty, so the output is always empty. It checks that "
         "a loop whose body cancels ends.",
         records=(_int(0, 3),), portable=noop_loop, iterates=True,
+        reference=_static(_noop_loop),
     ),
     Program(
         name="three_hops", inputs=("query", "links"), source="003 ('Technique 1: Shared Arrangements')",
@@ -462,6 +716,7 @@ PROGRAMS: tuple[Program, ...] = (
         "along the walk (a node reached by two walks has multiplicity 2).",
         records=(_pick("a", "b", "c"), _pair(_pick("a", "b", "c", "d"), _pick("a", "b", "c", "d"))),
         portable=three_hops, final=lambda query, links: three_hops(query, links.arrange()),
+        reference=_static(_three_hops),
     ),
     Program(
         name="enrichment", inputs=("facts", "users", "addrs", "agents"),
@@ -475,6 +730,7 @@ PROGRAMS: tuple[Program, ...] = (
             _pair(_pick(100, 101), _pick("x", "y")), _pair(_pick("x", "y"), _pick("ann", "bob")),
         ),
         portable=_enrichment(left_outer_join), final=_enrichment(lambda left, right: left.left_join(right)),
+        reference=_static(_enrichment_rows),
     ),
     Program(
         name="explode", inputs=("pairs",), source="000 ('Even more linear operators': explode)",
@@ -483,7 +739,7 @@ PROGRAMS: tuple[Program, ...] = (
         "multiplicity).",
         records=(_pair(_pick("apple", "pear"), _pick(-1, 1, 2, 3)),),
         final=lambda pairs: pairs.explode(lambda pair: [(pair[0], pair[1])]),
-        reference=_updates_reference(_explode_logic),
+        reference=_static(_explode),
     ),
     Program(
         name="timed_copies", inputs=("numbers",), source="000 ('An implementation': join_function)",
@@ -491,7 +747,8 @@ PROGRAMS: tuple[Program, ...] = (
         "makes x copies of 2x present from version 3x until version 4x (present at t when 3x <= t < 4x): "
         "output 2x with multiplicity x times x's multiplicity there. Versions are integers only.",
         records=(_int(0, 4),), final=lambda numbers: numbers.join_function(_copies_logic),
-        reference=_updates_reference(_copies_logic), versions=("int",),
+        versions=("int",),
+        reference=_timed_copies,
     ),
     Program(
         name="temporal_window", inputs=("events",), source="000 ('Even more linear operators': temporal filters)",
@@ -499,7 +756,8 @@ PROGRAMS: tuple[Program, ...] = (
         "the output, with its multiplicity, at every version t with from <= t < until (and at or after the "
         "version it arrived at). Versions are integers only.",
         records=(_window,), final=lambda events: events.temporal_filter(lambda e: e[1], lambda e: e[2]),
-        reference=_updates_reference(_window_logic), versions=("int",),
+        versions=("int",),
+        reference=_temporal_window,
     ),
 )
 

@@ -2,17 +2,15 @@
 
 Every case's expected output is what final computes, fed the case's
 messages, and it is written only if it equals the answer from scratch at
-every version: the program's portable implementation run on v0 (document
-002's static collections, recomputing each version from nothing), or, for
-document 000's operators that no earlier stage has, a plain-Python
-reference. A disagreement raises ``GenerationError`` naming the case and the
+every version: the program's ``reference``, its definition written as plain
+Python over the inputs accumulated at that version, which shares no code with
+any engine. A disagreement raises ``GenerationError`` naming the case and the
 version; no case is written for it. A documented example must moreover give
 the output its document gives.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import random
 import shutil
@@ -22,7 +20,7 @@ from typing import Any
 
 from .cases import Case, Expected, Message, case_files, file_name
 from .catalog import PROGRAMS, Program, program_named
-from .drive import FinalEngine, from_scratch
+from .drive import FinalEngine
 from .encoding import PlainVersion
 from .versions import Collection, accumulate, consolidate, differences, join_closure, less_equal, sort_key
 
@@ -114,11 +112,8 @@ def answer(case: Case, at: Iterable[PlainVersion] = ()) -> Case:
 
 
 def scratch(program: Program, case: Case, versions: list[PlainVersion]) -> dict[PlainVersion, Collection]:
-    """The output at each version from nothing: v0 running the portable program, or the plain reference."""
-    if program.portable is not None:
-        return from_scratch(importlib.import_module("v0"), program.portable, case.histories(), versions)
-    if program.reference is None:
-        raise GenerationError(f"{program.name} has neither a portable implementation nor a reference")
+    """The output at each version from nothing: the program's definition in plain Python (its ``reference``),
+    over the inputs accumulated there."""
     histories = case.histories()
     return {version: program.reference(histories, version) for version in versions}
 
