@@ -93,8 +93,8 @@ def test_the_console_script_names_itself_in_what_it_prints(installed: Path, tmp_
     assert usage.returncode == 0 and usage.stdout.startswith("usage: dd-conformance")
 
 
-def test_an_installed_oracle_reports_a_failing_engine_without_shrinking(installed: Path, tmp_path: Path) -> None:
-    silent = tmp_path / "silent.py"  # answers every case with no output at all
+def test_an_installed_oracle_shrinks_a_failing_engine_without_a_clone(installed: Path, tmp_path: Path) -> None:
+    silent = tmp_path / "silent.py"  # answers every case with no output at all, not even a frontier
     silent.write_text(
         "import json, sys\n"
         "for line in sys.stdin:\n"
@@ -104,6 +104,11 @@ def test_an_installed_oracle_reports_a_failing_engine_without_shrinking(installe
     result = run(installed, "check", "--engine", f"cmd:{sys.executable} {silent}", "--program", "distinct",
                  cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "not shrinking: a shrunk case's output is recomputed from scratch by stage v0" in result.stderr
-    # One distinct case's output is empty at every version, so saying nothing passes it.
-    assert result.stdout.rstrip().endswith("1 passed, 10 failed, 0 unsupported")
+    # Without a frontier no version's output is ever complete, so even the case whose output is empty fails.
+    assert result.stdout.rstrip().endswith("0 passed, 11 failed, 0 unsupported")
+    # The shrunk case's answer comes from the program's plain-Python definition, shipped in the package.
+    assert "shrinking distinct ..." in result.stderr
+    report = json.loads((tmp_path / "out" / "conformance" / "cmd.json").read_text())
+    smallest = report["smallest_failing"]["distinct"]
+    assert smallest["name"].endswith("-shrunk")
+    assert sum(len(message.get("data", [])) for message in smallest["messages"]) <= 1
