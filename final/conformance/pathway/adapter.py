@@ -427,7 +427,7 @@ def answer(start: dict, messages: list[dict]) -> list[dict]:
     try:
         result = builder(*(input_table(rows) for rows in inputs))
         pw.io.subscribe(result, on_change=on_change)
-        pw.run(monitoring_level=pw.MonitoringLevel.NONE)
+        pw.run(monitoring_level=pw.MonitoringLevel.NONE, default_logging=False)
     except Exception as error:  # pathway's own failure is the finding, reported with its type
         message = "".join(traceback.format_exception_only(error)).strip()
         return [{"error": f"pathway raised {message[:1500]}"}]
