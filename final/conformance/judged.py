@@ -82,17 +82,20 @@ def engines() -> list[Judged]:
 
 
 def run_all(judged: Sequence[Judged], cases: Sequence[Case]) -> dict[str, list[Verdict]]:
-    """Every engine's verdict on every case, the engines run side by side (each in a thread of its own)."""
+    """Every engine's verdict on every case, the engines run side by side (each in a thread of its own).
 
-    def verdicts(one: Judged) -> list[Verdict]:
-        engine = one.make()
+    The engines are made one after another first, since making one may install it (d2mini and its
+    workarounds share one ``npm ci``)."""
+    made = [one.make() for one in judged]
+
+    def verdicts(engine: Engine) -> list[Verdict]:
         try:
             return [judge(case, engine.run(case)) for case in cases]
         finally:
             engine.close()
 
-    with ThreadPoolExecutor(max_workers=len(judged)) as pool:
-        return dict(zip((one.label for one in judged), pool.map(verdicts, judged), strict=True))
+    with ThreadPoolExecutor(max_workers=len(made)) as pool:
+        return dict(zip((one.label for one in judged), pool.map(verdicts, made), strict=True))
 
 
 def counts(verdicts: Sequence[Verdict], program: str | None = None) -> tuple[int, int, int]:
