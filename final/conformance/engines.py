@@ -51,6 +51,7 @@ short enough to read in a terminal and to keep for every failed case of a report
 D2TS = Path(__file__).with_name("d2ts")
 D2MINI = Path(__file__).with_name("d2mini")
 PATHWAY = Path(__file__).with_name("pathway")
+PYDBSP = Path(__file__).with_name("pydbsp")
 
 
 class EngineError(RuntimeError):
@@ -526,7 +527,7 @@ def d2mini_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_
 
 
 def python312() -> str | None:
-    """A Python 3.12 or newer that runs, for pathway's venv, 3.12 first (the pins were resolved with it):
+    """A Python 3.12 or newer that runs, for pathway's and pydbsp's venvs, 3.12 first (the pins were resolved with it):
     pyenv's (its shims on the PATH fail unless that version is pyenv's selected one), else one on the
     PATH; None when there is none."""
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
@@ -544,41 +545,61 @@ def python312() -> str | None:
     return None
 
 
-def pathway_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
-                   max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
-    """pathway through its Python adapter, run by a venv of its own (``pathway/.venv``, Python >= 3.12)
-    made on first use from the pinned ``pathway/requirements.txt``, and made again when that file changes.
+def venv_engine(name: str, folder: Path, timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
+                max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
+    """A Python adapter (``folder/adapter.py``) run by a venv of its own (``folder/.venv``, Python >= 3.12),
+    made on first use from the pinned ``folder/requirements.txt``, and made again when that file changes.
 
     Raises:
         EngineError: no Python 3.12 or newer, or making the venv or installing into it fails.
     """
-    venv = PATHWAY / ".venv"
+    venv = folder / ".venv"
     python = venv / "bin" / "python"
     marker = venv / "installed-requirements.txt"
-    wanted = (PATHWAY / "requirements.txt").read_text()
+    wanted = (folder / "requirements.txt").read_text()
     if not (python.exists() and marker.exists() and marker.read_text() == wanted):
         interpreter = python312()
         if interpreter is None:
-            raise EngineError("the pathway adapter needs Python 3.12 or newer, and none was found (pyenv install "
+            raise EngineError(f"the {name} adapter needs Python 3.12 or newer, and none was found (pyenv install "
                               "3.12, or put python3.12 on the PATH)")
-        print(f"installing pathway (a venv in final/conformance/pathway made with {interpreter}; about 1.5 GB) ...",
-              file=sys.stderr)
+        print(f"installing {name} (a venv in {folder} made with {interpreter}) ...", file=sys.stderr)
         for step in ([interpreter, "-m", "venv", "--clear", str(venv)],
-                     [str(python), "-m", "pip", "install", "-q", "-r", str(PATHWAY / "requirements.txt")]):
+                     [str(python), "-m", "pip", "install", "-q", "-r", str(folder / "requirements.txt")]):
             result = subprocess.run(step, capture_output=True, text=True)
             if result.returncode != 0:
                 raise EngineError(f"{shlex.join(step)} failed:\n{(result.stdout + result.stderr)[-2000:]}")
         marker.write_text(wanted)
-    return CommandEngine("pathway", [str(python), str(PATHWAY / "adapter.py")], timeout=timeout, max_lines=max_lines,
+    return CommandEngine(name, [str(python), str(folder / "adapter.py")], timeout=timeout, max_lines=max_lines,
                          max_bytes=max_bytes)
+
+
+def pathway_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
+                   max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
+    """pathway through its Python adapter, in ``pathway/.venv`` (about 1.5 GB) made on first use.
+
+    Raises:
+        EngineError: as ``venv_engine``.
+    """
+    return venv_engine("pathway", PATHWAY, timeout, max_lines, max_bytes)
+
+
+def pydbsp_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
+                  max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
+    """pydbsp through its Python adapter, in ``pydbsp/.venv`` made on first use.
+
+    Raises:
+        EngineError: as ``venv_engine``.
+    """
+    return venv_engine("pydbsp", PYDBSP, timeout, max_lines, max_bytes)
 
 
 def engine_named(name: str, timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
                  max_bytes: int = MAX_OUTPUT_BYTES) -> Engine:
-    """``v0``..``v5``, ``final``, ``d2ts``, ``d2mini``, ``pathway``, or ``cmd:<command line>``.
+    """``v0``..``v5``, ``final``, ``d2ts``, ``d2mini``, ``pathway``, ``pydbsp``, or ``cmd:<command line>``.
 
     ``timeout``, ``max_lines`` and ``max_bytes`` are the deadline per case and the output caps of
-    the engines in a child process (d2ts, d2mini, pathway and ``cmd:``); the stages run in this process.
+    the engines in a child process (d2ts, d2mini, pathway, pydbsp and ``cmd:``); the stages run in this
+    process.
 
     Raises:
         EngineError: any other name, or an engine that cannot be set up.
@@ -591,7 +612,9 @@ def engine_named(name: str, timeout: float = DEFAULT_TIMEOUT, max_lines: int = M
         return d2mini_engine(timeout, max_lines, max_bytes)
     if name == "pathway":
         return pathway_engine(timeout, max_lines, max_bytes)
+    if name == "pydbsp":
+        return pydbsp_engine(timeout, max_lines, max_bytes)
     if name.startswith("cmd:") and name[4:].strip():
         return CommandEngine(name, shlex.split(name[4:]), timeout=timeout, max_lines=max_lines, max_bytes=max_bytes)
-    raise EngineError(f"unknown engine {name!r}: use one of {', '.join(STAGES)}, d2ts, d2mini, pathway, or "
+    raise EngineError(f"unknown engine {name!r}: use one of {', '.join(STAGES)}, d2ts, d2mini, pathway, pydbsp, or "
                       "cmd:<command line>")
