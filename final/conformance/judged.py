@@ -5,15 +5,15 @@
 
 The tables are generated, so that they can be rewritten in one command when
 the case set changes: the README's 'Engines judged' table (this project's
-stages, d2ts, d2mini and pathway: passed, failed and unsupported), and the
-results block of ``d2mini/REPORT.md`` and ``pathway/REPORT.md`` (per program,
+stages, d2ts, d2mini, pathway and pydbsp: passed, failed and unsupported),
+and the results block of the d2mini, pathway and pydbsp REPORTs (per program,
 and for d2mini with its adapter's ``--workarounds`` too). Each sits between
 two HTML comments that name this command; the prose around them (the
 findings, argued from the documents) is written by hand, and a test checks
 that the tables match a run. A run needs node and npm (d2ts, d2mini) and a
-Python 3.12 (pathway), and installs them on first use as ``check`` does. The
-engines run side by side; most of the time is d2ts's loops that never settle,
-each given its adapter's 5 s (its REPORT, F2).
+Python 3.12 (pathway, pydbsp), and installs them on first use as ``check``
+does. The engines run side by side; most of the time is d2ts's loops that
+never settle, each given its adapter's 5 s (its REPORT, F2).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 from .cases import CASES, Case, case_set, load_all
 from .catalog import BY_NAME
 from .check import Verdict, judge
-from .engines import D2MINI, D2TS, PATHWAY, CommandEngine, Engine, StageEngine, d2mini_engine, engine_named
+from .engines import D2MINI, D2TS, PATHWAY, PYDBSP, CommandEngine, Engine, StageEngine, d2mini_engine, engine_named
 from .stages import STAGES
 
 HERE = Path(__file__).resolve().parent
@@ -77,6 +77,7 @@ def engines() -> list[Judged]:
         Judged("d2mini", lambda: engine_named("d2mini"), _npm_version(D2MINI, "@electric-sql/d2mini"),
                "d2mini/REPORT.md"),
         Judged("pathway", lambda: engine_named("pathway"), _pip_version(PATHWAY, "pathway"), "pathway/REPORT.md"),
+        Judged("pydbsp", lambda: engine_named("pydbsp"), _pip_version(PYDBSP, "pydbsp"), "pydbsp/REPORT.md"),
         Judged("d2mini --workarounds", _workarounds, _npm_version(D2MINI, "@electric-sql/d2mini")),
     ]
 
@@ -143,12 +144,18 @@ def report_block(label: str, results: dict[str, list[Verdict]], cases: Sequence[
     return "\n".join(lines)
 
 
+PEERS = {"d2mini": D2MINI, "pathway": PATHWAY, "pydbsp": PYDBSP}
+"""The peers whose REPORT holds a generated results block, by label, and their folders."""
+
+
 def _fails_by(label: str) -> dict[str, str]:
-    """A peer's explanation of its failing programs: ``FAILS_BY`` in its findings module."""
+    """A peer's explanation of its failing programs: ``FAILS_BY`` in its findings module (none without one)."""
     if label == "d2mini":
         from .d2mini.findings import FAILS_BY
-    else:
+    elif label == "pathway":
         from .pathway.findings import FAILS_BY
+    else:
+        FAILS_BY = {}
     return FAILS_BY
 
 
@@ -164,14 +171,14 @@ def _replace(text: str, name: str, block: str, path: Path) -> str:
     return pattern.sub(lambda match: match.group(1) + block + "\n" + match.group(2), text, count=1)
 
 
-GENERATED = ((README, "engines"), (D2MINI / "REPORT.md", "results"), (PATHWAY / "REPORT.md", "results"))
+GENERATED = ((README, "engines"), *((folder / "REPORT.md", "results") for folder in PEERS.values()))
 """The files holding generated blocks, and each block's name."""
 
 
 def rendered(judged: Sequence[Judged], results: dict[str, list[Verdict]], cases: Sequence[Case]) -> dict[Path, str]:
     """Each generated file's text as a run says it should be: the README and each peer's REPORT."""
     texts = {README: _replace(README.read_text(), "engines", readme_table(judged, results, cases), README)}
-    for label, folder in (("d2mini", D2MINI), ("pathway", PATHWAY)):
+    for label, folder in PEERS.items():
         path = folder / "REPORT.md"
         block = report_block(label, results, cases, _fails_by(label))
         texts[path] = _replace(path.read_text(), "results", block, path)
