@@ -193,7 +193,7 @@ function leftOuterJoinKeyed(left, right) {
 const NO_ITERATE =
   "d2mini has no iterate operator (its README: d2ts 'simplified and without the complexities of " +
   "multi-dimensional versioning'), and a loop built by hand from an output fed back into an input " +
-  "would have no round counter, which document 002 ('v4', 'v5') shows a loop with retractions needs"
+  "would have no round counter, which document 002 ('v3', 'v4') shows a loop over changing input needs"
 
 const NO_VERSIONS =
   "d2mini has no versions: its output appears when its input changes, so an output that appears at " +
