@@ -1,4 +1,4 @@
-"""d2mini and pathway, checked by the oracle as their reports describe them, and the README's table of engines.
+"""d2mini, pathway and pydbsp, checked by the oracle as their reports describe them, and the README's table of engines.
 
 (d2ts's own tests are at the end of test_conformance.py.) Each peer's
 findings are ordinary cases that this project's stages pass and that the
@@ -6,8 +6,9 @@ peer still fails as its REPORT says; the peer passes every case of the
 programs its REPORT's results table shows passing; and the README's engine
 table and each REPORT's results block are what a run of the checker gives
 (``python -m final.conformance.judged`` rewrites them). The engines are
-skipped only when node and npm (d2mini) or a Python 3.12 (pathway) are
-absent; an install that fails is a failure.
+skipped only when node and npm (d2mini) or a Python 3.12 (pathway, pydbsp)
+are absent; an install that fails is a failure. pydbsp has no findings (its
+REPORT says why it has none).
 """
 
 from __future__ import annotations
@@ -22,12 +23,23 @@ from final.conformance import judged
 from final.conformance.cases import CASES, Case, load_all
 from final.conformance.check import Verdict, judge
 from final.conformance.d2mini import findings as d2mini_findings
-from final.conformance.engines import D2MINI, PATHWAY, StageEngine, d2mini_engine, pathway_engine, python312
+from final.conformance.engines import (
+    D2MINI,
+    PATHWAY,
+    PYDBSP,
+    StageEngine,
+    d2mini_engine,
+    pathway_engine,
+    pydbsp_engine,
+    python312,
+)
 from final.conformance.pathway import findings as pathway_findings
 from final.conformance.reproducers import reproducer
 
 COMMITTED = sorted(load_all(CASES), key=lambda case: case.name)
 PEERS = {"d2mini": (D2MINI, d2mini_findings), "pathway": (PATHWAY, pathway_findings)}
+"""The peers with findings: their folders and findings modules (pydbsp has none)."""
+REPORTS = {"d2mini": D2MINI, "pathway": PATHWAY, "pydbsp": PYDBSP}
 
 
 def findings(peer: str) -> list[Case]:
@@ -58,9 +70,19 @@ def pathway():
     engine.close()
 
 
+@pytest.fixture(scope="module")
+def pydbsp():
+    """pydbsp through its adapter (its venv made from the pinned requirements on first use)."""
+    if python312() is None:
+        pytest.skip("pydbsp's adapter needs Python 3.12 or newer")
+    engine = pydbsp_engine(timeout=60)
+    yield engine
+    engine.close()
+
+
 def results_table(peer: str) -> dict[str, list[tuple[int, ...]]]:
     """The results block of a peer's REPORT, per program: (passed, failed, unsupported) per column."""
-    text = (PEERS[peer][0] / "REPORT.md").read_text()
+    text = (REPORTS[peer] / "REPORT.md").read_text()
     block = text.split("<!-- results: generated")[1].split("<!-- end of results -->")[0]
     rows = {}
     for line in block.splitlines():
@@ -138,9 +160,16 @@ def test_pathway_passes_every_case_of_the_programs_its_report_says_pass(pathway)
 
 
 @pytest.mark.slow
+def test_pydbsp_passes_every_case_of_the_programs_its_report_says_pass(pydbsp) -> None:
+    programs = passing_programs("pydbsp")
+    assert len(programs) >= 22
+    assert_passes_or_cannot_order([judge(case, pydbsp.run(case)) for case in COMMITTED if case.program in programs])
+
+
+@pytest.mark.slow
 def test_the_readme_table_of_engines_and_each_report_match_a_run() -> None:
     if not has_node() or python312() is None:
-        pytest.skip("the table needs every engine: node and npm (d2ts, d2mini) and a Python 3.12 (pathway)")
+        pytest.skip("the table needs every engine: node and npm (d2ts, d2mini) and a Python 3.12 (pathway, pydbsp)")
     engines = judged.engines()
     results = judged.run_all(engines, COMMITTED)
     stale = [str(path) for path, text in judged.rendered(engines, results, COMMITTED).items()
