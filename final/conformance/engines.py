@@ -527,9 +527,9 @@ def d2mini_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_
 
 
 def python312() -> str | None:
-    """A Python 3.12 or newer that runs, for pathway's and pydbsp's venvs, 3.12 first (the pins were resolved with it):
-    pyenv's (its shims on the PATH fail unless that version is pyenv's selected one), else one on the
-    PATH; None when there is none."""
+    """A Python 3.12 or newer that runs, for pathway's and pydbsp's venvs; 3.12 first, since the pins were
+    resolved with it. pyenv's (its shims on the PATH fail unless that version is pyenv's selected one),
+    else one on the PATH; None when there is none."""
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
     candidates = []
     for minor in ("3.12", "3.13"):
