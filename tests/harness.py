@@ -38,6 +38,15 @@ from ladder import StageEngine
 STAGES = ("v0", "v1", "v2", "v3", "v4", "v5", "final")
 ROOT = Path(__file__).resolve().parent.parent
 PRESENT_STAGES = [stage for stage in STAGES if (ROOT / stage / "__init__.py").exists()]
+INSTALLED_FOR_ADAPTERS = {"node_modules", ".venv"}
+"""Folders the conformance adapters install their engines into (d2ts's and d2mini's npm packages,
+pathway's venv), gitignored: third-party code, not the stage's."""
+
+
+def stage_python_files(stage: str) -> list[Path]:
+    """The stage's own .py files, subpackages included, without what its adapters installed."""
+    return [path for path in sorted((ROOT / stage).rglob("*.py"))
+            if not INSTALLED_FOR_ADAPTERS & set(path.relative_to(ROOT / stage).parts)]
 
 Update = tuple[Hashable, Any, int]
 History = Sequence[Update]

@@ -14,7 +14,7 @@ import argparse
 import difflib
 from itertools import pairwise
 
-from tests.harness import PRESENT_STAGES, ROOT
+from tests.harness import PRESENT_STAGES, ROOT, stage_python_files
 
 TOOLS = ("spark", "conformance")
 """Subpackages of a stage that are tools built on its engine, not part of it."""
@@ -27,7 +27,7 @@ def is_tool(name: str) -> bool:
 
 def python_files(stage: str) -> set[str]:
     """The stage's .py files, as paths relative to its folder, subpackages included (final/operators/)."""
-    return {path.relative_to(ROOT / stage).as_posix() for path in (ROOT / stage).rglob("*.py")}
+    return {path.relative_to(ROOT / stage).as_posix() for path in stage_python_files(stage)}
 
 
 def file_changes(before: str, after: str) -> list[tuple[str, int, int, list[str]]]:

@@ -15,7 +15,7 @@ from itertools import pairwise
 
 import pytest
 
-from tests.harness import PRESENT_STAGES, ROOT, stage_module
+from tests.harness import PRESENT_STAGES, ROOT, stage_module, stage_python_files
 
 STAGE_IMPORT = re.compile(r"^\s*(from|import)\s+(v\d|final)\b|import_module\(\s*[\"'](v\d|final)\b", re.MULTILINE)
 RETIRED = {("v1", "v2"): {"sequence.py"}}
@@ -24,7 +24,7 @@ RETIRED = {("v1", "v2"): {"sequence.py"}}
 def test_no_stage_imports_another(stage: str) -> None:
     offenders = [
         f"{path.relative_to(ROOT)}: {match.group(0).strip()}"
-        for path in (ROOT / stage).rglob("*.py")
+        for path in stage_python_files(stage)
         for match in STAGE_IMPORT.finditer(path.read_text())
     ]
     assert offenders == []

@@ -53,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="run an engine on a case set and report where it differs")
     engine = check.add_mutually_exclusive_group(required=True)
     engine.add_argument("--engine", help=f"final, {', '.join(STAGES)} (from a clone), module:factory (a Python "
-                        "plug-in), d2ts, or cmd:<command line>")
+                        "plug-in), d2ts, d2mini, pathway, pydbsp, or cmd:<command line>")
     engine.add_argument("--outputs", type=Path, help="read an engine's recorded outputs from DIR/<case>.jsonl")
     check.add_argument("--cases", type=Path, default=CASES, help="a case file or a directory of them (default: the "
                        "committed set)")

@@ -54,6 +54,9 @@ STDERR_TAIL_BYTES = 2048
 """What a failed case's reason quotes of the engine's standard error: the end of a stack trace,
 short enough to read in a terminal and to keep for every failed case of a report."""
 D2TS = Path(__file__).with_name("d2ts")
+D2MINI = Path(__file__).with_name("d2mini")
+PATHWAY = Path(__file__).with_name("pathway")
+PYDBSP = Path(__file__).with_name("pydbsp")
 
 
 class EngineError(RuntimeError):
@@ -568,9 +571,96 @@ def served(spec: str, timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUT
     return CommandEngine(spec, command, timeout=timeout, max_lines=max_lines, max_bytes=max_bytes, env=env)
 
 
+def d2mini_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
+                  max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
+    """d2mini through its Node adapter, its pinned npm dependency installed on first use, as d2ts's.
+
+    Raises:
+        EngineError: node or npm is missing, or the install fails.
+    """
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            raise EngineError(f"the d2mini adapter needs {tool} on the PATH (Node.js 18 or newer)")
+    if not (D2MINI / "node_modules" / "@electric-sql" / "d2mini").exists():
+        print("installing d2mini (npm ci in final/conformance/d2mini) ...", file=sys.stderr)
+        result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=D2MINI, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise EngineError(f"npm ci in {D2MINI} failed:\n{result.stderr[-2000:]}")
+    return CommandEngine("d2mini", ["node", str(D2MINI / "adapter.mjs")], timeout=timeout, max_lines=max_lines,
+                         max_bytes=max_bytes)
+
+
+def python312() -> str | None:
+    """A Python 3.12 or newer that runs, for pathway's and pydbsp's venvs; 3.12 first, since the pins were
+    resolved with it. pyenv's (its shims on the PATH fail unless that version is pyenv's selected one),
+    else one on the PATH; None when there is none."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = []
+    for minor in ("3.12", "3.13"):
+        candidates += [str(path) for path in sorted(pyenv.glob(f"{minor}*/bin/python{minor}"))]
+        candidates.append(shutil.which(f"python{minor}") or "")
+    for candidate in candidates:
+        if not candidate:
+            continue
+        probe = subprocess.run([candidate, "-c", "import sys; print(sys.version_info >= (3, 12))"],
+                               capture_output=True, text=True)
+        if probe.returncode == 0 and probe.stdout.strip() == "True":
+            return candidate
+    return None
+
+
+def venv_engine(name: str, folder: Path, timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
+                max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
+    """A Python adapter (``folder/adapter.py``) run by a venv of its own (``folder/.venv``, Python >= 3.12),
+    made on first use from the pinned ``folder/requirements.txt``, and made again when that file changes.
+
+    Raises:
+        EngineError: no Python 3.12 or newer, or making the venv or installing into it fails.
+    """
+    venv = folder / ".venv"
+    python = venv / "bin" / "python"
+    marker = venv / "installed-requirements.txt"
+    wanted = (folder / "requirements.txt").read_text()
+    if not (python.exists() and marker.exists() and marker.read_text() == wanted):
+        interpreter = python312()
+        if interpreter is None:
+            raise EngineError(f"the {name} adapter needs Python 3.12 or newer, and none was found (pyenv install "
+                              "3.12, or put python3.12 on the PATH)")
+        print(f"installing {name} (a venv in {folder} made with {interpreter}) ...", file=sys.stderr)
+        for step in ([interpreter, "-m", "venv", "--clear", str(venv)],
+                     [str(python), "-m", "pip", "install", "-q", "-r", str(folder / "requirements.txt")]):
+            result = subprocess.run(step, capture_output=True, text=True)
+            if result.returncode != 0:
+                raise EngineError(f"{shlex.join(step)} failed:\n{(result.stdout + result.stderr)[-2000:]}")
+        marker.write_text(wanted)
+    return CommandEngine(name, [str(python), str(folder / "adapter.py")], timeout=timeout, max_lines=max_lines,
+                         max_bytes=max_bytes)
+
+
+def pathway_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
+                   max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
+    """pathway through its Python adapter, in ``pathway/.venv`` (about 1.5 GB) made on first use.
+
+    Raises:
+        EngineError: as ``venv_engine``.
+    """
+    return venv_engine("pathway", PATHWAY, timeout, max_lines, max_bytes)
+
+
+def pydbsp_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
+                  max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
+    """pydbsp through its Python adapter, in ``pydbsp/.venv`` made on first use.
+
+    Raises:
+        EngineError: as ``venv_engine``.
+    """
+    return venv_engine("pydbsp", PYDBSP, timeout, max_lines, max_bytes)
+
+
 def engine_named(name: str, timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
                  max_bytes: int = MAX_OUTPUT_BYTES) -> Engine:
-    """``final``, ``v0``..``v5``, ``module:factory``, ``d2ts``, or ``cmd:<command line>``.
+    """``final``, ``v0``..``v5``, ``module:factory``, ``d2ts``, ``d2mini``, ``pathway``, ``pydbsp``, or
+    ``cmd:<command line>``.
 
     ``timeout``, ``max_lines`` and ``max_bytes`` are the deadline per case and the output caps of
     the engines in a child process: all but final, which runs in this process.
@@ -585,10 +675,16 @@ def engine_named(name: str, timeout: float = DEFAULT_TIMEOUT, max_lines: int = M
         return served(spec, timeout, max_lines, max_bytes)
     if name == "d2ts":
         return d2ts_engine(timeout, max_lines, max_bytes)
+    if name == "d2mini":
+        return d2mini_engine(timeout, max_lines, max_bytes)
+    if name == "pathway":
+        return pathway_engine(timeout, max_lines, max_bytes)
+    if name == "pydbsp":
+        return pydbsp_engine(timeout, max_lines, max_bytes)
     if name.startswith("cmd:") and name[4:].strip():
         return CommandEngine(name, shlex.split(name[4:]), timeout=timeout, max_lines=max_lines, max_bytes=max_bytes)
     raise EngineError(f"unknown engine {name!r}: use final, one of {', '.join(STAGES)}, module:factory (a Python "
-                      "plug-in), d2ts, or cmd:<command line>")
+                      "plug-in), d2ts, d2mini, pathway, pydbsp, or cmd:<command line>")
 
 
 def serving(name: str) -> Engine:
