@@ -11,6 +11,7 @@ from __future__ import annotations
 import doctest
 import importlib
 import re
+import subprocess
 from itertools import pairwise
 
 import pytest
@@ -64,3 +65,19 @@ def test_doctests(stage: str) -> None:
         assert result.failed == 0, f"{path.name}: {result.failed} doctest(s) failed"
         attempted += result.attempted
     assert attempted > 0
+
+
+def test_no_committed_file_holds_a_merge_conflict() -> None:
+    """A merge left half-resolved shows as git's conflict markers at the start of a line."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    marker = re.compile(r"^(<{7} |>{7} |={7}$)", re.MULTILINE)
+    offenders = []
+    for name in filter(None, listed.stdout.split("\0")):
+        path = ROOT / name
+        if path.is_file() and path.suffix in {".py", ".md", ".json", ".ipynb", ".toml", ".txt", ".sh", ".mjs"}:
+            found = marker.search(path.read_text(errors="replace"))
+            if found:
+                offenders.append(f"{name}:{path.read_text(errors='replace')[:found.start()].count(chr(10)) + 1}")
+    assert offenders == []
