@@ -4,14 +4,17 @@
 // "simplified and without the complexities of multi-dimensional versioning";
 // an input takes a change (sendData) and graph.run() brings the output up to
 // date with every change sent so far. So this adapter does what this project's
-// stage v2 driver does (stages.py, _graph_without_versions): it keeps each
+// stage v2 driver does (drive.py, _unversioned): it keeps each
 // version's updates back until every input's frontier has passed the version,
 // then feeds the versions one after another, in order, each followed by
 // graph.run(), and labels what comes out with that version. Versions that are
 // pairs are fed the same way when the case's versions form a chain; a case
 // with two incomparable versions is unsupported (one change after another
-// cannot keep [0, 1] out of [1, 0]). See ../README.md, 'The protocol an engine
-// speaks', and REPORT.md beside this file.
+// cannot keep [0, 1] out of [1, 0]). The output frontier follows the versions
+// fed: once every version the inputs' frontiers have passed is fed, the output
+// at those versions is complete, so the output frontier is the least element
+// of the inputs' frontiers ([] at the end). See ../README.md, 'The protocol an
+// engine speaks', and REPORT.md beside this file.
 //
 //   node adapter.mjs                 the programs written with d2mini's own operators
 //   node adapter.mjs --workarounds   d2mini's count, filterBy, antiJoin, leftJoin and distinct
@@ -329,6 +332,7 @@ class Run {
     this.pending = new Map() // JSON text of a version -> [version, Map(input -> updates)], not yet fed
     this.frontiers = new Map(start.inputs.map((name) => [name, [start.dimensions === 1 ? 0 : Array(start.dimensions).fill(0)]]))
     this.fed = [] // the versions fed so far, in order
+    this.outputFrontier = null // the last output frontier written
     this.out = [] // what d2mini wrote for the version being fed
     // Integer versions are fed as the frontiers pass them; pairs only once the case is whole,
     // when the adapter can tell whether they form a chain.
@@ -374,6 +378,17 @@ class Run {
     if (!this.feedEarly) return
     const ready = [...this.pending.values()].map(([version]) => version).filter((t) => passed(this.frontiers, t))
     for (const version of ready.sort((a, b) => a - b)) this.feedVersion(version)
+    this.writeFrontier()
+  }
+
+  /** With integer versions: the output frontier, the least version some input may still send, once it moves. */
+  writeFrontier() {
+    const open = [...this.frontiers.values()].flat()
+    const frontier = open.length === 0 ? [] : [Math.min(...open)]
+    if (JSON.stringify(frontier) !== JSON.stringify(this.outputFrontier)) {
+      this.outputFrontier = frontier
+      this.write({ frontier })
+    }
   }
 
   /** Send d2mini one version's updates, input by input, run the graph, and write its output labelled with the version. */
@@ -429,6 +444,7 @@ class Run {
     } catch (error) {
       return { error: `${error && error.message ? error.message : String(error)}` }
     }
+    if (JSON.stringify(this.outputFrontier) !== '[]') this.write({ frontier: [] }) // every version is fed
     return { done: true }
   }
 }

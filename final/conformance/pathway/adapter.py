@@ -4,7 +4,7 @@ Reads cases from standard input (a start line, the case's input messages,
 ``{"end": true}``), builds each case's program with pathway's own operators
 (``select``, ``filter``, ``groupby().reduce()``, ``join``, ``join_left``,
 ``flatten``, ``concat_reindex``, ``difference``, ``pw.iterate``), runs it,
-and writes the output updates and one closing line per case. See
+and writes the output updates, the output frontier and one closing line per case. See
 ``../README.md``, 'The protocol an engine speaks', and ``REPORT.md`` beside
 this file.
 
@@ -398,7 +398,7 @@ def input_table(rows: list[tuple[str, Any, int, int]]) -> pw.Table:
 
 
 def answer(start: dict, messages: list[dict]) -> list[dict]:
-    """The protocol lines answering one case: output data, then the closing line."""
+    """The protocol lines answering one case: output data, the closing output frontier `[]`, the closing line."""
     builder = PROGRAMS.get(start["program"])
     if builder is None:
         return [{"unsupported": f"no program {json.dumps(start['program'])} in this adapter"}]
@@ -433,7 +433,8 @@ def answer(start: dict, messages: list[dict]) -> list[dict]:
         return [{"error": f"pathway raised {message[:1500]}"}]
     finally:
         G.clear()
-    return ([{"data": updates}] if updates else []) + [{"done": True}]
+    # The whole case is answered at its end: every version is complete at once, which the output frontier says.
+    return ([{"data": updates}] if updates else []) + [{"frontier": []}, {"done": True}]
 
 
 def write(message: dict) -> None:

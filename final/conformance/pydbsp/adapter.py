@@ -2,7 +2,7 @@
 
 Reads cases from standard input (a start line, the case's input messages,
 ``{"end": true}``), builds each case's program as a pydbsp circuit of DBSP
-operators, and writes the output updates and one closing line per case. See
+operators, and writes the output updates, the output frontier and one closing line per case. See
 ``../README.md``, 'The protocol an engine speaks', and ``REPORT.md`` beside
 this file.
 
@@ -371,7 +371,7 @@ def chain(versions: list) -> list:
 
 
 def answer(start: dict, messages: list[dict]) -> list[dict]:
-    """The protocol lines answering one case: output data, then the closing line."""
+    """The protocol lines answering one case: output data, the closing output frontier `[]`, the closing line."""
     builder = PROGRAMS.get(start["program"])
     if builder is None:
         return [{"unsupported": f"no program {json.dumps(start['program'])} in this adapter"}]
@@ -420,7 +420,8 @@ def answer(start: dict, messages: list[dict]) -> list[dict]:
     except Exception as error:  # pydbsp's own failure is the finding, reported with its type
         message = "".join(traceback.format_exception_only(error)).strip()
         return [{"error": f"pydbsp raised {message[:1500]}"}]
-    return ([{"data": updates}] if updates else []) + [{"done": True}]
+    # The whole case is answered at its end: every version is complete at once, which the output frontier says.
+    return ([{"data": updates}] if updates else []) + [{"frontier": []}, {"done": True}]
 
 
 def write(message: dict) -> None:
