@@ -15,7 +15,7 @@ from final.conformance import catalog
 from final.conformance.__main__ import catalog_markdown, main
 from final.conformance.cases import CASES, Case, CaseError, Message, load, load_all
 from final.conformance.check import judge, physical, shrink, size, without
-from final.conformance.encoding import EncodingError, decode, encode
+from final.conformance.encoding import FALSE, TRUE, EncodingError, decode, encode
 from final.conformance.engines import CommandEngine
 from final.conformance.generate import (
     DEFAULT_SEED,
@@ -68,6 +68,34 @@ def test_the_case_set_covers_every_program_the_documents_and_each_kind_of_histor
     assert {"document", "retractions", "total-order", "product-order", "out-of-order", "iterate"} <= tags
     assert sum("document" in case.tags for case in COMMITTED) == 17
     assert sum(path.stat().st_size for path in CASES.rglob("*")) < 10_000_000
+
+
+def test_the_case_set_reaches_where_engines_break() -> None:
+    tags = {tag for case in COMMITTED for tag in case.tags}
+    assert {"null-keys", "booleans", "large-integers", "whitespace", "unicode", "hash-collision", "large",
+            "three-dimensions", "long-iterate", "nested-iterate"} <= tags
+    records = {case.name: [r for history in case.histories() for r, _, _ in history] for case in COMMITTED}
+    assert max(len(updates) for updates in records.values()) >= 1000
+    assert max(len(set(case.input_versions())) for case in COMMITTED) >= 200
+    assert max(case.dimensions for case in COMMITTED) == 3
+    for name in ("join", "semijoin", "antijoin", "left_outer_join", "enrichment", "three_hops"):
+        both_sides = [case for case in COMMITTED if case.program == name and "null-keys" in case.tags
+                      and all(any(_has_null_key(r) for r, _, _ in history) for history in case.histories())]
+        assert both_sides, f"no {name} case has a NULL key in every input"
+    assert any({TRUE, 1, "1"} <= set(updates) for updates in records.values())
+    flat = {value for updates in records.values() for r in updates for value in _leaves(r)}
+    assert {-(2**53) - 1, -(2**31) - 1, "w65014", "w107666", "\U0001f600"} <= flat  # past a double, past 32 bits
+    path = next(case for case in COMMITTED if case.name == "reachability/long-iterate-00")
+    assert len(path.expected[0].collection) > 200  # each round reaches one more node along the path
+
+
+def _has_null_key(record: object) -> bool:
+    """A NULL key, or a NULL in a record of the null-keys family, where every NULL is in a join key."""
+    return record is None or (isinstance(record, tuple) and None in record)
+
+
+def _leaves(record: object) -> list:
+    return [leaf for item in record for leaf in _leaves(item)] if isinstance(record, tuple) else [record]
 
 
 def test_the_readme_lists_the_catalog_as_the_code_defines_it() -> None:
@@ -231,8 +259,9 @@ def test_an_engine_that_ignores_frontiers_fails_the_frontier_contract_unless_it_
     assert main([*arguments, "--report", str(tmp_path / "held.json"), "--no-shrink"]) == 1
     assert main([*arguments, "--report", str(tmp_path / "waived.json"), "--waive-frontier-contract"]) == 0
     out = capsys.readouterr().out
-    assert "0 passed, 11 failed, 0 unsupported" in out and "11 passed, 0 failed, 0 unsupported (frontier contract " \
-        "waived)" in out
+    count = sum(case.program == "distinct" for case in COMMITTED)
+    assert f"0 passed, {count} failed, 0 unsupported" in out
+    assert f"{count} passed, 0 failed, 0 unsupported (frontier contract waived)" in out
     assert json.loads((tmp_path / "held.json").read_text())["frontier_contract"] == "checked"
     assert json.loads((tmp_path / "waived.json").read_text())["frontier_contract"] == "waived"
 
@@ -250,8 +279,11 @@ def test_output_at_a_version_of_the_wrong_shape_fails_the_case() -> None:
 
 
 def test_records_round_trip_through_the_encoding() -> None:
-    for record in [None, 3, "a", (), (1, None), ("x", (2, ("y", None))), True]:
+    for record in [None, 3, "a", (), (1, None), ("x", (2, ("y", None))), TRUE, (FALSE, 0, "false")]:
         assert decode(json.loads(json.dumps(encode(record)))) == record
+    assert len({decode(value) for value in json.loads('[true, 1, "1", false, 0]')}) == 5
+    with pytest.raises(EncodingError, match="TRUE and FALSE"):
+        encode(True)
     with pytest.raises(EncodingError, match="float"):
         encode(2.5)
     with pytest.raises(EncodingError):
@@ -407,7 +439,8 @@ def test_check_from_the_command_line_exits_zero_on_a_clean_pass() -> None:
         capture_output=True, text=True, cwd=ROOT,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.rstrip().splitlines()[-1] == "11 passed, 0 failed, 0 unsupported"
+    count = sum(case.program == "distinct" for case in COMMITTED)
+    assert result.stdout.rstrip().splitlines()[-1] == f"{count} passed, 0 failed, 0 unsupported"
 
 
 @pytest.mark.parametrize(
@@ -435,7 +468,8 @@ def test_a_python_engine_is_judged_through_its_factory_as_the_readme_shows(tmp_p
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--engine", "echo_engine:make", "--program", "concat", "--no-shrink"]) == 0
-    assert capsys.readouterr().out.rstrip().splitlines()[-1] == "11 passed, 0 failed, 0 unsupported"
+    count = sum(case.program == "concat" for case in COMMITTED)
+    assert capsys.readouterr().out.rstrip().splitlines()[-1] == f"{count} passed, 0 failed, 0 unsupported"
     assert main(["check", "--engine", "echo_engine:make", "--program", "difference", "--no-shrink"]) == 1
     report = json.loads((tmp_path / "out" / "conformance" / "echo_engine.json").read_text())
     assert report["engine"] == "echo_engine:make" and report["failed"] > 0
@@ -472,7 +506,7 @@ def d2ts():
 
 
 def test_every_d2ts_finding_is_an_ordinary_case_that_the_stages_pass() -> None:
-    assert len(FINDINGS) == 10
+    assert len(FINDINGS) == 11
     for case in FINDINGS:
         for stage in ("v0", "v5", "final"):
             assert judge(case, stage_engine(stage).run(case)).status in {"passed", "unsupported"}, (case.name, stage)
@@ -492,6 +526,7 @@ def test_d2ts_fails_each_finding_as_its_report_says(d2ts) -> None:
         5, {"a": 1})  # F1
     assert "did not settle" in verdicts["noop_loop/consolidate-never-quiet"].reason  # F2
     assert "Invalid version" in verdicts["geometric_series/loop-closed-early"].reason  # F7
+    assert first["distinct/past-2-53"].missing == {2**53 + 1: 1}  # F8
 
 
 @pytest.mark.slow

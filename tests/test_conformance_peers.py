@@ -7,8 +7,7 @@ programs its REPORT's results table shows passing; and the README's engine
 table and each REPORT's results block are what a run of the checker gives
 (``python -m final.conformance.judged`` rewrites them). The engines are
 skipped only when node and npm (d2mini) or a Python 3.12 (pathway, pydbsp)
-are absent; an install that fails is a failure. pydbsp has no findings (its
-REPORT says why it has none).
+are absent; an install that fails is a failure.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from final.conformance import judged
 from final.conformance.cases import CASES, Case, load_all
 from final.conformance.check import Verdict, judge
 from final.conformance.d2mini import findings as d2mini_findings
+from final.conformance.encoding import TRUE
 from final.conformance.engines import (
     D2MINI,
     PATHWAY,
@@ -33,12 +33,14 @@ from final.conformance.engines import (
     python312,
 )
 from final.conformance.pathway import findings as pathway_findings
+from final.conformance.pydbsp import findings as pydbsp_findings
 from final.conformance.reproducers import reproducer
 from tests.harness import stage_engine
 
 COMMITTED = sorted(load_all(CASES), key=lambda case: case.name)
-PEERS = {"d2mini": (D2MINI, d2mini_findings), "pathway": (PATHWAY, pathway_findings)}
-"""The peers with findings: their folders and findings modules (pydbsp has none)."""
+PEERS = {"d2mini": (D2MINI, d2mini_findings), "pathway": (PATHWAY, pathway_findings),
+         "pydbsp": (PYDBSP, pydbsp_findings)}
+"""The peers: their folders and findings modules."""
 REPORTS = {"d2mini": D2MINI, "pathway": PATHWAY, "pydbsp": PYDBSP}
 
 
@@ -106,7 +108,7 @@ def assert_passes_or_cannot_order(verdicts: list[Verdict]) -> None:
 @pytest.mark.parametrize("peer", sorted(PEERS))
 def test_every_peer_finding_is_an_ordinary_case_that_the_stages_pass(peer: str) -> None:
     cases = findings(peer)
-    assert len(cases) == {"d2mini": 6, "pathway": 2}[peer]
+    assert len(cases) == {"d2mini": 7, "pathway": 2, "pydbsp": 1}[peer]
     for case in cases:
         for stage in ("v0", "v5"):
             assert judge(case, stage_engine(stage).run(case)).status in {"passed", "unsupported"}, (case.name, stage)
@@ -134,6 +136,7 @@ def test_d2mini_fails_each_finding_as_its_report_says(d2mini) -> None:
     assert first["semijoin/number-and-string"].missing == {(1, "1"): 1}  # M4
     assert first["semijoin/number-and-string"].wrong == {(1, 1): (1, 2)}
     assert first["distinct/hash-collision"].missing == {("user", 18519): 1}  # M5
+    assert first["distinct/past-2-53"].missing == {2**53 + 1: 1}  # M6
 
 
 @pytest.mark.slow
@@ -143,6 +146,13 @@ def test_pathway_fails_each_finding_as_its_report_says(pathway) -> None:
     wrapped = verdicts["sum_by_key/past-64-bits"].mismatches[0]  # P1
     assert (wrapped.missing, wrapped.extra) == ({(1, 2**63): 1}, {(1, -(2**63)): 1})
     assert "worker panic" in verdicts["distinct/integer-past-64-bits"].reason  # P1
+
+
+@pytest.mark.slow
+def test_pydbsp_fails_each_finding_as_its_report_says(pydbsp) -> None:
+    verdict = judge(findings("pydbsp")[0], pydbsp.run(findings("pydbsp")[0]))
+    assert verdict.status == "failed"
+    assert verdict.mismatches[0].missing == {TRUE: 1, 1: -1}  # D1: true and 1 cancel as one element
 
 
 @pytest.mark.slow

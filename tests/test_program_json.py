@@ -27,6 +27,7 @@ from final import GraphBuilder
 from final.conformance import catalog
 from final.conformance.cases import CASES, load_all
 from final.conformance.check import judge
+from final.conformance.encoding import FALSE, TRUE
 from final.conformance.engines import CommandEngine
 from final.conformance.generic import (
     PROGRAMS,
@@ -109,7 +110,7 @@ def test_the_package_ships_the_schema_and_the_definitions() -> None:
     ("expression", "argument", "value"),
     [
         (None, 7, None),
-        (True, 7, True),
+        (True, 7, TRUE),
         (1, 7, 1),
         ("1", 7, "1"),
         ([], 7, ()),
@@ -122,27 +123,27 @@ def test_the_package_ships_the_schema_and_the_definitions() -> None:
         ({"mul": [2**40, 2**40]}, None, 2**80),
         ({"mod": [-7, 2]}, None, 1),
         ({"mod": [7, -2]}, None, -1),
-        ({"eq": [None, None]}, None, True),
-        ({"eq": [1, True]}, None, False),
-        ({"eq": [0, False]}, None, False),
-        ({"eq": [1, "1"]}, None, False),
-        ({"eq": [[1, None], [1, None]]}, None, True),
-        ({"eq": [[1], [True]]}, None, False),
-        ({"ne": [None, 0]}, None, True),
-        ({"lt": [1, 2]}, None, True),
-        ({"ge": ["b", "a"]}, None, True),
-        ({"lt": ["\uffff", "\U0001f600"]}, None, True),  # code points; UTF-16 units would say otherwise
-        ({"le": [3, 3]}, None, True),
-        ({"gt": [3, 3]}, None, False),
-        ({"and": [False, {"add": [None, 1]}]}, None, False),  # stops at the first false
-        ({"or": [True, {"add": [None, 1]}]}, None, True),  # stops at the first true
-        ({"and": [True, True, False]}, None, False),
-        ({"not": False}, None, True),
+        ({"eq": [None, None]}, None, TRUE),
+        ({"eq": [1, True]}, None, FALSE),
+        ({"eq": [0, False]}, None, FALSE),
+        ({"eq": [1, "1"]}, None, FALSE),
+        ({"eq": [[1, None], [1, None]]}, None, TRUE),
+        ({"eq": [[1], [True]]}, None, FALSE),
+        ({"ne": [None, 0]}, None, TRUE),
+        ({"lt": [1, 2]}, None, TRUE),
+        ({"ge": ["b", "a"]}, None, TRUE),
+        ({"lt": ["\uffff", "\U0001f600"]}, None, TRUE),  # code points; UTF-16 units would say otherwise
+        ({"le": [3, 3]}, None, TRUE),
+        ({"gt": [3, 3]}, None, FALSE),
+        ({"and": [False, {"add": [None, 1]}]}, None, FALSE),  # stops at the first false
+        ({"or": [True, {"add": [None, 1]}]}, None, TRUE),  # stops at the first true
+        ({"and": [True, True, False]}, None, FALSE),
+        ({"not": False}, None, TRUE),
         ({"if": [True, 1, {"arg": [5]}]}, (), 1),  # only the branch taken is evaluated
         ({"if": [False, {"arg": [5]}, 2]}, (), 2),
-        ({"is_null": {"arg": []}}, None, True),
-        ({"is_null": {"arg": []}}, (), False),
-        ({"is_null": {"arg": []}}, False, False),
+        ({"is_null": {"arg": []}}, None, TRUE),
+        ({"is_null": {"arg": []}}, (), FALSE),
+        ({"is_null": {"arg": []}}, FALSE, FALSE),
         ({"len": {"arg": []}}, "héllo", 5),
         ({"len": {"arg": []}}, "\U0001f600", 1),
         ({"len": {"arg": []}}, "", 0),
@@ -183,7 +184,7 @@ def test_an_expression_evaluates_to(expression: Any, argument: Any, value: Any) 
         ({"len": {"arg": []}}, None, "$.len: len takes a string, not null"),
         ({"len": {"arg": []}}, ("a",), "$.len: len takes a string, not a tuple"),
         ({"split": {"arg": []}}, 3, "$.split: split takes a string, not an integer (3)"),
-        ({"format": ["n", {"arg": []}]}, True, "$.format: format joins strings and integers, not a boolean (true)"),
+        ({"format": ["n", {"arg": []}]}, TRUE, "$.format: format joins strings and integers, not a boolean (true)"),
         ({"format": [{"arg": []}]}, None, "$.format: format joins strings and integers, not null"),
     ],
 )

@@ -58,6 +58,8 @@ class Program:
     final: Callable[..., Any] | None = None
     iterates: bool = False
     """Whether the program has a loop (``iterate``)."""
+    nested: bool = False
+    """Whether a loop of the program sits inside another (its versions inside have three coordinates or more)."""
     versions: tuple[str, ...] = ("int", "product")
     """The kinds of versions random histories use: ``int``, and ``product`` (pairs of ints)."""
 
@@ -238,6 +240,23 @@ def name_lengths(names: Any) -> Any:
 def noop_loop(numbers: Any) -> Any:
     return numbers.iterate(
         lambda inner: inner.map(lambda data: data + 1).map(lambda data: data - 1).negate().concat(inner)
+    )
+
+
+def _distinct_numbers(collection: Any) -> Any:
+    return collection.map(lambda n: (n, ())).distinct().map(lambda pair: pair[0])
+
+
+def nested_closure(numbers: Any) -> Any:
+    """A loop inside a loop: the inner closes a set under n -> min(n + 1, 6), the outer adds 2m mod 7 for
+    every m the inner reached."""
+    return numbers.iterate(
+        lambda outer: _distinct_numbers(
+            _distinct_numbers(outer)
+            .iterate(lambda inner: _distinct_numbers(inner.map(lambda n: min(n + 1, 6)).concat(inner)))
+            .map(lambda n: n * 2 % 7)
+            .concat(outer)
+        )
     )
 
 
@@ -493,6 +512,24 @@ def _noop_loop(numbers: dict) -> dict:
     return {}
 
 
+def _steps_up(n: int) -> set[int]:
+    """n and what n -> min(n + 1, 6) reaches from it: the inner loop's closure of one number."""
+    reached = {n}
+    while min(n + 1, 6) not in reached:
+        n = min(n + 1, 6)
+        reached.add(n)
+    return reached
+
+
+def _nested_closure(numbers: dict) -> dict:
+    reached = set(positive(numbers))
+    while True:
+        grown = reached | {m * 2 % 7 for n in reached for m in _steps_up(n)}
+        if grown == reached:
+            return {n: 1 for n in reached}
+        reached = grown
+
+
 def _three_hops(query: dict, links: dict) -> dict:
     walks: dict = {}  # (node reached, origin) -> the product of multiplicities so far
     for origin, multiplicity in query.items():
@@ -653,7 +690,8 @@ PROGRAMS: tuple[Program, ...] = (
     Program(
         name="distinct_lengths", inputs=("strings",), source="001 ('Trying it out!')",
         definition='Input records are strings. Output ["length: n", c] for every length n of a string with '
-        "positive multiplicity, c the number of distinct such strings of that length.",
+        "positive multiplicity, c the number of distinct such strings of that length; a length counts Unicode "
+        "code points (Python's len), not UTF-16 units or bytes.",
         records=(_pick("a", "b", "cc", "dd", "eee"),), portable=distinct_lengths, final=_final_distinct_lengths,
         reference=_static(_distinct_lengths),
     ),
@@ -697,7 +735,8 @@ PROGRAMS: tuple[Program, ...] = (
     ),
     Program(
         name="name_lengths", inputs=("names",), source="000 ('Differential dataflow background')",
-        definition="Input records are strings. Output [name, length of name] with the name's multiplicity.",
+        definition="Input records are strings. Output [name, length of name] with the name's multiplicity; a "
+        "length counts Unicode code points (Python's len), not UTF-16 units or bytes.",
         records=(_pick("frank", "david", "al"),), portable=name_lengths,
         reference=_static(_name_lengths),
     ),
@@ -708,6 +747,17 @@ PROGRAMS: tuple[Program, ...] = (
         "a loop whose body cancels ends.",
         records=(_int(0, 3),), portable=noop_loop, iterates=True,
         reference=_static(_noop_loop),
+    ),
+    Program(
+        name="nested_closure", inputs=("numbers",), source="002, v5 (loops in loops: versions of three "
+        "coordinates and more)",
+        definition="Input records are integers. With S the least set holding the inputs of positive "
+        "multiplicity and, for every n in S and every m that steps m -> min(m + 1, 6) reach from n (n "
+        "itself included), 2m mod 7: output every n in S once. Implemented as a loop inside a loop: the outer "
+        "iterate(x -> distinct(x + inner(distinct(x)) mapped by m -> 2m mod 7)), the inner "
+        "iterate(y -> distinct(y + y mapped by n -> min(n + 1, 6))).",
+        records=(_int(0, 9),), portable=nested_closure, iterates=True, nested=True,
+        reference=_static(_nested_closure),
     ),
     Program(
         name="three_hops", inputs=("query", "links"), source="003 ('Technique 1: Shared Arrangements')",

@@ -15,19 +15,20 @@ import json
 import random
 import shutil
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .cases import Case, Expected, Message, case_files, file_name
 from .catalog import PROGRAMS, Program, program_named
 from .drive import FinalEngine
-from .encoding import PlainVersion
+from .encoding import FALSE, TRUE, PlainVersion
 from .versions import Collection, accumulate, consolidate, differences, join_closure, less_equal, sort_key
 
 DEFAULT_SEED = 2026
 RANDOM_CASES = 10
 """Random cases per program: half with int versions, half with pairs (where the program allows them)."""
-CASE_SET = 1
+CASE_SET = 2
 """The version of the committed case set: raised whenever a regenerated set differs from the last one."""
 
 History = list[tuple[Hashable, PlainVersion, int]]
@@ -119,7 +120,8 @@ def scratch(program: Program, case: Case, versions: list[PlainVersion]) -> dict[
 
 
 def tags_of(program: Program, dimensions: int, histories: Sequence[History], messages: Sequence[Message]) -> tuple:
-    """What a case exercises, for reading a report: retractions, partial orders, out-of-order sends, loops."""
+    """What a case exercises, for reading a report: retractions, partial orders, out-of-order sends, loops
+    (and loops in loops)."""
     tags = []
     if any(m < 0 for history in histories for _, _, m in history):
         tags.append("retractions")
@@ -128,6 +130,8 @@ def tags_of(program: Program, dimensions: int, histories: Sequence[History], mes
         tags.append("out-of-order")
     if program.iterates:
         tags.append("iterate")
+    if program.nested:
+        tags.append("nested-iterate")
     return tuple(tags)
 
 
@@ -158,21 +162,31 @@ def make_case(
 # -- random histories ---------------------------------------------------------------
 
 
+LONG = 300
+"""How many versions a ``long`` history spreads over."""
+
+
 def random_version(rng: random.Random, kind: str, at_least: PlainVersion | None = None) -> PlainVersion:
-    """An int in 0..4, or a pair in 0..2 x 0..2; at or above ``at_least`` when given."""
+    """An int in 0..4 (``int``) or 0..LONG-1 (``long``), a pair in 0..2 x 0..2 (``product``) or a triple in
+    0..1 x 0..1 x 0..1 (``triple``); at or above ``at_least`` when given."""
     if kind == "int":
         return rng.randint(0 if at_least is None else at_least, 4 if at_least is None else 5)
-    low = at_least or (0, 0)
-    return (rng.randint(low[0], 2), rng.randint(low[1], 2))
+    if kind == "long":
+        return rng.randint(0, LONG - 1) if at_least is None else rng.randint(at_least, at_least + LONG // 10)
+    top = 2 if kind == "product" else 1
+    low = at_least or (0,) * (2 if kind == "product" else 3)
+    return tuple(rng.randint(coordinate, top) for coordinate in low)
 
 
 def random_history(
-    rng: random.Random, record: Callable[[random.Random], Hashable], kind: str, grow_only: bool
+    rng: random.Random, record: Callable[[random.Random], Hashable], kind: str, grow_only: bool,
+    records: tuple[int, int] = (1, 6),
 ) -> History:
     """Records inserted (once, or twice at one version) and some retracted at the same or a later version,
-    in shuffled order: accumulated multiplicities never go negative, the shape of real data."""
+    in shuffled order: accumulated multiplicities never go negative, the shape of real data. The number
+    of records inserted is drawn from ``records``."""
     history: History = []
-    for _ in range(rng.randint(1, 6)):
+    for _ in range(rng.randint(*records)):
         item, version = record(rng), random_version(rng, kind)
         history.append((item, version, 2 if rng.random() < 0.15 else 1))
         if not grow_only and rng.random() < 0.4:
@@ -193,6 +207,148 @@ def random_cases(program: Program, seed: int, count: int = RANDOM_CASES) -> list
             f"{program.name}/random-{number:02d}", program, histories,
             f"random history (seed {seed}, case {number})", rng,
         ))
+    return cases
+
+
+# -- where engines break ----------------------------------------------------------------------
+
+
+def _pick(*choices: Any) -> Callable[[random.Random], Any]:
+    return lambda rng: rng.choice(choices)
+
+
+def _pair(key: Callable[[random.Random], Any], value: Callable[[random.Random], Any]) -> Callable[[random.Random], Any]:
+    return lambda rng: (key(rng), value(rng))
+
+
+@dataclass(frozen=True)
+class Family:
+    """Random cases aimed where engines break, tagged with the family's name.
+
+    ``records`` gives, per program, a random record for each of its inputs
+    (``None``: the program's own); each program gets ``cases`` cases, their
+    versions drawn as ``versions`` says, ``updates`` records inserted per
+    input.
+    """
+
+    name: str
+    why: str
+    records: dict[str, tuple[Callable[[random.Random], Any], ...] | None]
+    versions: tuple[str, ...] = ("int", "product")
+    updates: tuple[int, int] = (1, 6)
+    cases: int = 2
+    every_input: Callable[[Any], bool] | None = None
+    """What some record of every input of every case must be (a history without one is drawn again):
+    for ``null-keys``, a record with a NULL, which is always in a join key there."""
+
+    def make(self, seed: int) -> list[Case]:
+        made = []
+        for name, records in self.records.items():
+            program = program_named(name)
+            kinds = [kind for kind in self.versions if KIND_NEEDS[kind] in program.versions]
+            for number in range(self.cases):
+                rng = random.Random(f"{seed}:{self.name}:{name}:{number}")
+                kind = kinds[number % len(kinds)]
+                histories = [self.history(rng, record, kind) for record in records or program.records]
+                made.append(make_case(f"{name}/{self.name}-{number:02d}", program, histories,
+                                      f"{self.why} (seed {seed}, case {number})", rng, extra_tags=(self.name,)))
+        return made
+
+    def history(self, rng: random.Random, record: Callable[[random.Random], Any], kind: str) -> History:
+        while True:
+            history = random_history(rng, record, kind, False, self.updates)
+            if self.every_input is None or any(self.every_input(item) for item, _, _ in history):
+                return history
+
+
+KIND_NEEDS = {"int": "int", "long": "int", "product": "product", "triple": "product"}
+"""The kind of versions a program must allow for a family's: any integers, or any tuples."""
+NULLABLE = _pick(0, 1, None)
+MIXED = _pick(TRUE, FALSE, 1, 0, "1", "true", None)
+"""JSON's true and false beside 1, 0, "1" and "true": six different values (Python's True == 1 is not)."""
+BIG = _pick(2**31 - 6, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**53 - 5, 2**53, 2**53 + 1, -(2**53) - 1, -7)
+"""Integers near 2^31 (32-bit overflow) and 2^53 (a double's exact integers end there: 2^53 + 1 is not one)."""
+COLLIDING = _pick("w65014", "w107666", ("user", 38266), ("user", 77076), 29517, 87960)
+"""Three pairs of records whose 32-bit murmur3 hashes of their JSON text collide (as d2ts's ``hash`` computes
+them: ``["user", 38266]`` and ``["user", 77076]``, ``"w65014"`` and ``"w107666"``, ``29517`` and ``87960``)."""
+SPACES = (" ", "  ", "\t", "\n", "\r\n", "\x0b", "\x1c", "\x85", "\xa0", "\u2003", "\u2028", "\u3000")
+"""What Python's str.split() splits on, in variety (the ASCII separators \\x1c-\\x1f and NEL among them)."""
+NOT_SPACES = ("\u200b", "\ufeff", "\u180e")
+"""Characters some languages' whitespace includes but str.split() does not: they belong to words."""
+
+
+def _spaced_line(rng: random.Random) -> str:
+    """One to three words, some ending in a character that is not whitespace to str.split(), between runs of
+    whitespace; sometimes leading or trailing whitespace too."""
+    words = [rng.choice(("the", "cat", "a")) + rng.choice(("", "", *NOT_SPACES)) for _ in range(rng.randint(1, 3))]
+    line = words[0]
+    for word in words[1:]:
+        line += rng.choice(SPACES) + rng.choice(("", rng.choice(SPACES))) + word
+    if rng.random() < 0.4:
+        line = rng.choice(SPACES) + line
+    if rng.random() < 0.4:
+        line += rng.choice(SPACES)
+    return line
+
+
+UNICODE = _pick("e", "\u00e9", "e\u0301", "\U0001f600", "\u65e5\u672c", "", "a\u0000b", "\U0001d11e\U0001d11e")
+"""Strings whose length in code points differs from their length in UTF-16 units or bytes (astral characters,
+combining marks), the empty string, and a NUL inside."""
+
+FAMILIES: tuple[Family, ...] = (
+    Family("null-keys", "NULL keys on both sides of a join", every_input=lambda record: (
+        record is None or (isinstance(record, tuple) and None in record)), records={
+        "join": (_pair(NULLABLE, _pick(1, 2)), _pair(NULLABLE, _pick("x", "y"))),
+        "semijoin": (_pair(NULLABLE, _pick(1, 2)), NULLABLE),
+        "antijoin": (_pair(NULLABLE, _pick(1, 2)), NULLABLE),
+        "left_outer_join": (_pair(NULLABLE, _pick(1, 2)), _pair(NULLABLE, _pick("x", "y"))),
+        "three_hops": (_pick("a", None), _pair(_pick("a", "b", None), _pick("a", "b", None))),
+        "enrichment": (
+            _pair(_pick(1, 2), _pick(10, None)), _pair(_pick(10, None), _pick(100, None)),
+            _pair(_pick(100, None), _pick("x", None)), _pair(_pick("x", None), _pick("ann", "bob")),
+        ),
+    }),
+    Family("booleans", "true and false beside 1, 0, \"1\" and \"true\"", {
+        "distinct": (MIXED,), "concat": (MIXED, MIXED), "difference": (MIXED, MIXED),
+        "count_by_key": (_pair(MIXED, _pick(1, TRUE)),), "join": (_pair(MIXED, MIXED), _pair(MIXED, _pick("x"))),
+        "semijoin": (_pair(MIXED, _pick(1)), MIXED), "antijoin": (_pair(MIXED, _pick(1)), MIXED),
+    }),
+    Family("large-integers", "integers near 2^31 and 2^53, and negative ones", {
+        "plus_five_evens": (BIG,), "distinct": (BIG,), "count_by_key": (_pair(BIG, _pick(0)),),
+        "sum_by_key": (_pair(_pick(0, 1), BIG),), "join": (_pair(BIG, _pick(1)), _pair(BIG, _pick(2))),
+    }),
+    Family("whitespace", "lines split on every kind of whitespace str.split() knows, and on no other",
+           {"word_count": (_spaced_line,)}, cases=4),
+    Family("unicode", "strings whose code points are not their UTF-16 units", {
+        "name_lengths": (UNICODE,), "distinct_lengths": (UNICODE,), "distinct": (UNICODE,),
+    }),
+    Family("hash-collision", "records whose 32-bit murmur3 hashes collide", {
+        "distinct": (COLLIDING,), "concat": (COLLIDING, COLLIDING), "difference": (COLLIDING, COLLIDING),
+        "count_by_key": (_pair(COLLIDING, _pick(1)),), "join": (_pair(COLLIDING, _pick(1)), _pair(COLLIDING, _pick(2))),
+    }),
+    Family("large", "thousands of updates over hundreds of versions", {
+        "count_by_key": None, "distinct": None, "sum_by_key": None, "concat": None,
+    }, versions=("long",), updates=(1000, 1200), cases=1),
+    Family("three-dimensions", "versions of three coordinates", {
+        "count_by_key": None, "join": None, "distinct": None, "reachability": None, "nested_closure": None,
+    }, versions=("triple",)),
+)
+"""The families of ``generate``'s cases aimed at where engines have broken (the README's 'Coverage')."""
+
+
+def long_iterate_cases(length: int = 240) -> list[Case]:
+    """Loops of more than 200 rounds: reachability along a path of ``length`` edges from its first node, and
+    connected components of that path, each cut in the middle at version 1 and mended at version 2."""
+    path = [((node, node + 1), 0, 1) for node in range(length)]
+    middle = (length // 2, length // 2 + 1)
+    cut = [(middle, 1, -1), (middle, 2, 1)]
+    cases = []
+    for name, histories in (
+        ("reachability", [[(0, 0, 1)], path + cut]),
+        ("connected_components", [path + cut]),
+    ):
+        cases.append(make_case(f"{name}/long-iterate-00", program_named(name), histories,
+                               f"a path of {length} edges, cut and mended", extra_tags=("long-iterate",)))
     return cases
 
 
@@ -285,7 +441,8 @@ def check_against_document(case: Case, example: Any, translate: Callable[[Any], 
 
 
 def generate(seed: int = DEFAULT_SEED, progress: Callable[[str], None] | None = None) -> list[Case]:
-    """The whole case set: the documents' examples, then ``RANDOM_CASES`` random cases per program."""
+    """The whole case set: the documents' examples, ``RANDOM_CASES`` random cases per program, then the
+    ``FAMILIES`` aimed where engines break and the loops of 200+ rounds."""
     cases = example_cases()
     if progress:
         progress("the documents' examples")
@@ -293,6 +450,13 @@ def generate(seed: int = DEFAULT_SEED, progress: Callable[[str], None] | None = 
         cases += random_cases(program, seed)
         if progress:
             progress(program.name)
+    for family in FAMILIES:
+        cases += family.make(seed)
+        if progress:
+            progress(family.name)
+    cases += long_iterate_cases()
+    if progress:
+        progress("long-iterate")
     return cases
 
 

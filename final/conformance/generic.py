@@ -30,6 +30,7 @@ from typing import Any
 
 from .cases import Case
 from .drive import Run, run_case, unsupported
+from .encoding import Boolean
 from .engines import serve
 
 SCHEMA_PATH = Path(__file__).with_name("program.schema.json")
@@ -67,7 +68,7 @@ def describe(value: Any) -> str:
     """``value`` for a message: its kind as the vocabulary names it, and the value as JSON."""
     if value is None:
         return "null"
-    names = {bool: "a boolean", int: "an integer", str: "a string", tuple: "a tuple"}
+    names = {Boolean: "a boolean", int: "an integer", str: "a string", tuple: "a tuple"}
     return f"{names.get(type(value), type(value).__name__)} ({json.dumps(_plain(value))})"
 
 
@@ -75,7 +76,9 @@ def _plain(value: Any) -> Any:
     """``value`` as JSON can show it: tuples as arrays (a value the vocabulary cannot make is shown as text)."""
     if isinstance(value, tuple):
         return [_plain(item) for item in value]
-    return value if value is None or isinstance(value, (bool, int, str)) else repr(value)
+    if isinstance(value, Boolean):
+        return value.value
+    return value if value is None or isinstance(value, (int, str)) else repr(value)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -102,9 +105,9 @@ def _ordered(where: str, name: str, a: Any, b: Any) -> None:
 
 
 def _boolean(where: str, value: Any, what: str) -> bool:
-    if type(value) is not bool:
+    if type(value) is not Boolean:
         raise EvaluationError(f"{where}: {what} must be a boolean, not {describe(value)}")
-    return value
+    return value.value
 
 
 def _modulo(where: str, a: int, b: int) -> int:
@@ -137,7 +140,10 @@ def compile_expression(value: Any, where: str) -> Function:
         ProgramError: ``value`` holds a float or an object that is not one operation (the schema
             refuses these too; this also holds for expressions that never met it).
     """
-    if value is None or type(value) in (bool, int, str):
+    if type(value) is bool:  # as records hold it (``encoding.Boolean``): true is not 1
+        truth = Boolean(value)
+        return lambda _: truth
+    if value is None or type(value) in (int, str):
         return lambda _: value
     if isinstance(value, list):
         parts = [compile_expression(item, f"{where}[{position}]") for position, item in enumerate(value)]
@@ -195,10 +201,10 @@ def _compile_order(name: str) -> Callable[[Any, str], Function]:
         left, right = _operands(operand, where, 2)
         compare = ORDER[name]
 
-        def order(record: Any) -> bool:
+        def order(record: Any) -> Boolean:
             a, b = left(record), right(record)
             _ordered(where, name, a, b)
-            return compare(a, b)
+            return Boolean(compare(a, b))
 
         return order
 
@@ -208,24 +214,24 @@ def _compile_order(name: str) -> Callable[[Any, str], Function]:
 def _compile_equal(negated: bool) -> Callable[[Any, str], Function]:
     def compile_(operand: Any, where: str) -> Function:
         left, right = _operands(operand, where, 2)
-        return lambda record: same(left(record), right(record)) is not negated
+        return lambda record: Boolean(same(left(record), right(record)) is not negated)
 
     return compile_
 
 
 def _compile_and(operand: Any, where: str) -> Function:
     parts = _operands(operand, where)
-    return lambda record: all(_boolean(where, part(record), "each operand of and") for part in parts)
+    return lambda record: Boolean(all(_boolean(where, part(record), "each operand of and") for part in parts))
 
 
 def _compile_or(operand: Any, where: str) -> Function:
     parts = _operands(operand, where)
-    return lambda record: any(_boolean(where, part(record), "each operand of or") for part in parts)
+    return lambda record: Boolean(any(_boolean(where, part(record), "each operand of or") for part in parts))
 
 
 def _compile_not(operand: Any, where: str) -> Function:
     inner = compile_expression(operand, where)
-    return lambda record: not _boolean(where, inner(record), "the operand of not")
+    return lambda record: Boolean(not _boolean(where, inner(record), "the operand of not"))
 
 
 def _compile_if(operand: Any, where: str) -> Function:
@@ -235,7 +241,7 @@ def _compile_if(operand: Any, where: str) -> Function:
 
 def _compile_is_null(operand: Any, where: str) -> Function:
     inner = compile_expression(operand, where)
-    return lambda record: inner(record) is None
+    return lambda record: Boolean(inner(record) is None)
 
 
 def _string(where: str, value: Any, name: str) -> str:

@@ -148,13 +148,13 @@ PEERS = {"d2mini": D2MINI, "pathway": PATHWAY, "pydbsp": PYDBSP}
 
 
 def _fails_by(label: str) -> dict[str, str]:
-    """A peer's explanation of its failing programs: ``FAILS_BY`` in its findings module (none without one)."""
+    """A peer's explanation of its failing programs: ``FAILS_BY`` in its findings module."""
     if label == "d2mini":
         from .d2mini.findings import FAILS_BY
     elif label == "pathway":
         from .pathway.findings import FAILS_BY
     else:
-        FAILS_BY = {}
+        from .pydbsp.findings import FAILS_BY
     return FAILS_BY
 
 

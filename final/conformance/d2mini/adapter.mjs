@@ -96,7 +96,10 @@ function consolidated(values) {
 const present = (values) => consolidated(values).filter(([, multiplicity]) => multiplicity > 0).map(([value]) => value)
 
 const length = (string) => [...string].length // code points, as Python's len
-const words = (line) => line.split(/\s+/).filter((word) => word.length > 0)
+// What Python's str.split() splits on (the catalog's word_count says "as Python's str.split()"):
+// JavaScript's \s differs, taking U+FEFF and leaving U+001C to U+001F and U+0085 in words.
+const WHITESPACE = /[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/u
+const words = (line) => line.split(WHITESPACE).filter((word) => word.length > 0)
 
 // -- building blocks ---------------------------------------------------------------
 

@@ -109,6 +109,11 @@ REPRODUCERS: dict[str, tuple[str, int, str, list[dict]]] = {
         "then throws 'Invalid version'",
         [data("numbers", [1, 0, 1]), frontier("numbers", 1), data("numbers", [32, 1, 1]), frontier("numbers")],
     ),
+    "distinct/past-2-53": (
+        "distinct", 1,
+        "d2ts finding 8: records hold JavaScript numbers, so 2^53 + 1 arrives as 2^53 and the two are one record",
+        [data("records", [2**53, 0, 1], [2**53 + 1, 0, 1]), frontier("records")],
+    ),
 }
 
 
