@@ -67,8 +67,12 @@ class FaultyEngine:
         run = self.final.run(case)
         if run.status != "done":
             return run
-        closing = [] if self.fault is no_frontiers else [("frontier", [])]
-        return Run(events=[("data", self.fault(run.updates())), *closing])
+        faulty = Run()
+        for output in case.outputs or (None,):  # each output of a case with several, alike
+            faulty.add("data", self.fault(run.updates(output)), output)
+            if self.fault is not no_frontiers:
+                faulty.add("frontier", [], output)
+        return faulty
 
     def close(self) -> None:
         pass

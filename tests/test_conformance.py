@@ -85,6 +85,7 @@ def test_the_case_set_reaches_where_engines_break() -> None:
     assert any({TRUE, 1, "1"} <= set(updates) for updates in records.values())
     flat = {value for updates in records.values() for r in updates for value in _leaves(r)}
     assert {-(2**53) - 1, -(2**31) - 1, "w65014", "w107666", "\U0001f600"} <= flat  # past a double, past 32 bits
+    assert {case.outputs for case in COMMITTED} == {(), ("counts", "keys")}
     path = next(case for case in COMMITTED if case.name == "reachability/long-iterate-00")
     assert len(path.expected[0].collection) > 200  # each round reaches one more node along the path
 
@@ -264,6 +265,22 @@ def test_an_engine_that_ignores_frontiers_fails_the_frontier_contract_unless_it_
     assert f"{count} passed, 0 failed, 0 unsupported (frontier contract waived)" in out
     assert json.loads((tmp_path / "held.json").read_text())["frontier_contract"] == "checked"
     assert json.loads((tmp_path / "waived.json").read_text())["frontier_contract"] == "waived"
+
+
+def test_each_output_of_a_case_with_several_is_judged_apart() -> None:
+    from final.conformance.drive import Run
+
+    case = BY_NAME["counts_and_keys/random-00"]
+    run = stage_engine("final").run(case)
+    assert judge(case, run).status == "passed"
+    keys_only = Run(events=[event for event in run.events if event[2] == "keys"])
+    verdict = judge(case, keys_only)
+    assert verdict.status == "failed"
+    assert verdict.violations[0].startswith("output 'counts': the engine sent no output frontier")
+    assert all(mismatch.output == "counts" for mismatch in verdict.mismatches)
+    assert verdict.mismatches[0].describe().startswith("output 'counts' at version ")
+    untagged = Run(events=[(kind, items) for kind, items, _ in run.events])
+    assert "which is not an output of this case" in judge(case, untagged).violations[0]
 
 
 def test_output_at_a_version_of_the_wrong_shape_fails_the_case() -> None:

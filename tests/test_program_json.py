@@ -72,7 +72,7 @@ def test_a_programs_definition_is_valid_and_reads_the_catalogs_inputs(program: c
     definition = load(path)
     assert definition.program == program.name
     assert definition.inputs == program.inputs
-    assert list(definition.outputs) == ["output"]
+    assert list(definition.outputs) == (list(program.outputs) or ["output"])
 
 
 @pytest.mark.parametrize("program", catalog.PROGRAMS, ids=lambda program: program.name)
@@ -217,7 +217,8 @@ def test_an_expression_that_is_not_one_is_refused_when_compiled(expression: Any,
 def test_split_splits_on_exactly_what_python_calls_whitespace_and_the_readme_lists() -> None:
     assert {chr(point) for point in range(0x110000) if chr(point).isspace()} == WHITESPACE
     listed = set()
-    for low, high in re.findall(r"U\+([0-9A-F]{4})(?:\.\.U\+([0-9A-F]{4}))?", README.read_text()):
+    split = README.read_text().split('- `{"split": s}`')[1].split("\n- ")[0]  # the vocabulary's entry
+    for low, high in re.findall(r"U\+([0-9A-F]{4})(?:\.\.U\+([0-9A-F]{4}))?", split):
         listed |= {chr(point) for point in range(int(low, 16), int(high or low, 16) + 1)}
     assert listed == WHITESPACE
 
@@ -324,13 +325,16 @@ def test_the_engine_refuses_a_definition_of_another_program_than_its_file_is_nam
     assert "concat.json: $.program: 'difference' is not 'concat'" in run.reason
 
 
-def test_a_program_without_a_definition_or_with_several_outputs_is_unsupported(tmp_path: Path) -> None:
+def test_a_program_without_a_definition_is_unsupported_and_one_with_other_outputs_an_error(tmp_path: Path) -> None:
     value = json.loads((PROGRAMS / "concat.json").read_text())
     value["outputs"] = {"output": "both", "left": "a"}
     directory = _programs_with(tmp_path, "concat", value)
     (directory / "join.json").unlink()
     engine = GenericEngine(directory)
-    assert engine.run(_case("concat")).status == "unsupported"
+    run = engine.run(_case("concat"))
+    assert run.status == "error"
+    assert "$.outputs: ['output', 'left'] are not the case's outputs one, unnamed" in run.reason
+    assert engine.run(_case("join")).status == "unsupported"
     assert "join.json is missing" in engine.run(_case("join")).reason
 
 

@@ -73,6 +73,8 @@ class Expected:
     version: PlainVersion
     collection: Collection
     difference: Collection
+    output: str | None = None
+    """Which output, for a program with several (None for a program's one output)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,9 @@ class Case:
     versions and of the versions the output changes at."""
     source: str = ""
     tags: tuple[str, ...] = field(default=())
+    outputs: tuple[str, ...] = ()
+    """The program's outputs when it has several; ``expected`` then has entries for each (``Expected.output``).
+    Empty for a program with one output."""
 
     def histories(self) -> list[list[Update]]:
         """Each input's updates, in the order they are sent."""
@@ -103,9 +108,10 @@ class Case:
         """The versions the inputs change at, sorted by ``sort_key``."""
         return sorted({version for history in self.histories() for _, version, _ in history}, key=sort_key)
 
-    def differences(self) -> dict[PlainVersion, Collection]:
-        """The expected output difference at each version where it is not empty."""
-        return {entry.version: entry.difference for entry in self.expected if entry.difference}
+    def differences(self, output: str | None = None) -> dict[PlainVersion, Collection]:
+        """The expected difference of ``output`` at each version where it is not empty."""
+        return {entry.version: entry.difference for entry in self.expected if entry.difference
+                and entry.output == output}
 
     def to_json(self) -> dict:
         return {
@@ -116,9 +122,11 @@ class Case:
             "tags": list(self.tags),
             "dimensions": self.dimensions,
             "inputs": list(self.inputs),
+            **({"outputs": list(self.outputs)} if self.outputs else {}),
             "messages": [message.to_json() for message in self.messages],
             "expected": [
                 {
+                    **({} if entry.output is None else {"output": entry.output}),
                     "version": encode_version(entry.version),
                     "collection": encode_collection(entry.collection),
                     "difference": encode_collection(entry.difference),
@@ -130,7 +138,8 @@ class Case:
     def text(self) -> str:
         """The case as it is written to a file: one line per message and per version, for readable diffs."""
         value = self.to_json()
-        head = {key: value[key] for key in ("format", "name", "program", "source", "tags", "dimensions", "inputs")}
+        keys = ("format", "name", "program", "source", "tags", "dimensions", "inputs", "outputs")
+        head = {key: value[key] for key in keys if key in value}
         lines = [f"  {json.dumps(key)}: {json.dumps(item)}," for key, item in head.items()]
         for key in ("messages", "expected"):
             rows = ",\n".join(f"    {json.dumps(item)}" for item in value[key])
@@ -156,11 +165,12 @@ class Case:
             messages=tuple(Message.from_json(message) for message in value["messages"]),
             expected=tuple(
                 Expected(decode_version(e["version"]), decode_collection(e["collection"]),
-                         decode_collection(e["difference"]))
+                         decode_collection(e["difference"]), e.get("output"))
                 for e in value["expected"]
             ),
             source=value.get("source", ""),
             tags=tuple(value.get("tags", ())),
+            outputs=tuple(value.get("outputs", ())),
         )
         problem = case.inconsistency()
         if problem:
@@ -200,9 +210,13 @@ class Case:
         The checker judges an engine by the differences alone, so a collection that contradicts them
         would tell an engine's author something the checker does not hold them to.
         """
-        differences = self.differences()
         for position, entry in enumerate(self.expected):
-            summed = accumulate(differences, entry.version)
+            if entry.output not in (self.outputs or (None,)):
+                named = "has no output" if entry.output is None else f"names {entry.output!r}"
+                return (f"$.expected[{position}]: {named}, but the case's outputs are "
+                        f"{list(self.outputs) or 'one, unnamed'}: an entry names one of $.outputs exactly "
+                        "when the case lists them")
+            summed = accumulate(self.differences(entry.output), entry.version)
             if summed == entry.collection:
                 continue
             wrong = sorted(summed.keys() | entry.collection.keys(), key=lambda r: json.dumps(encode(r)))
@@ -256,6 +270,9 @@ def catalog_problem(value: dict) -> str | None:
     if tuple(value["inputs"]) != program.inputs:
         return (f"$.inputs: {value['inputs']} are not {program.name}'s inputs in the catalog's order, "
                 f"{list(program.inputs)}: list those, in that order")
+    if tuple(value.get("outputs", ())) != program.outputs:
+        return (f"$.outputs: {value.get('outputs', 'none')} are not {program.name}'s outputs in the catalog, "
+                f"{list(program.outputs) or 'none (one unnamed output)'}")
     return None
 
 

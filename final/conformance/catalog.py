@@ -62,6 +62,9 @@ class Program:
     """Whether a loop of the program sits inside another (its versions inside have three coordinates or more)."""
     versions: tuple[str, ...] = ("int", "product")
     """The kinds of versions random histories use: ``int``, and ``product`` (pairs of ints)."""
+    outputs: tuple[str, ...] = ()
+    """The names of the outputs of a program with several (its implementations return ``{name: stream}``
+    and its reference ``{name: collection}``); empty for a program with one output."""
 
     def on_final(self) -> Callable[..., Any]:
         """The implementation final runs: its own operators where it has them, else the portable one."""
@@ -243,6 +246,12 @@ def noop_loop(numbers: Any) -> Any:
     )
 
 
+def counts_and_keys(records: Any) -> dict:
+    """Two outputs of one input: each key's count, and the keys present."""
+    keys = records.map(lambda pair: (pair[0], ())).distinct().map(lambda pair: pair[0])
+    return {"counts": records.count(), "keys": keys}
+
+
 def _distinct_numbers(collection: Any) -> Any:
     return collection.map(lambda n: (n, ())).distinct().map(lambda pair: pair[0])
 
@@ -342,6 +351,21 @@ def _static(compute: Callable[..., dict]) -> Reference:
 
     reference.__doc__ = compute.__doc__
     return reference
+
+
+def _static_outputs(compute: Callable[..., dict]) -> Reference:
+    """``_static`` for a program with several outputs: ``compute`` returns ``{output: collection}``."""
+
+    def reference(histories: Histories, version: PlainVersion) -> dict:
+        outputs = compute(*(accumulated(history, version) for history in histories))
+        return {name: {r: m for r, m in output.items() if m} for name, output in outputs.items()}
+
+    reference.__doc__ = compute.__doc__
+    return reference
+
+
+def _counts_and_keys(records: dict) -> dict:
+    return {"counts": _count_by_key(records), "keys": {key: 1 for key, _ in positive(records)}}
 
 
 def _word_count(lines: dict) -> dict:
@@ -758,6 +782,17 @@ PROGRAMS: tuple[Program, ...] = (
         "iterate(y -> distinct(y + y mapped by n -> min(n + 1, 6))).",
         records=(_int(0, 9),), portable=nested_closure, iterates=True, nested=True,
         reference=_static(_nested_closure),
+    ),
+    Program(
+        name="counts_and_keys", inputs=("records",), outputs=("counts", "keys"),
+        source="two SQL queries over one table: COUNT(*) ... GROUP BY key, and SELECT DISTINCT key",
+        definition=f"{KEYED} Two outputs. counts: [key, n] as count_by_key gives it. keys: every key that has "
+        "a record with positive multiplicity, once (multiplicity 1). An engine reports each output's data and "
+        "frontiers apart (the README's 'Several outputs').",
+        records=(_pair(SMALL_KEYS, SMALL_VALUES),), portable=counts_and_keys,
+        final=lambda records: {"counts": records.count_total(),
+                               "keys": records.map(lambda pair: pair[0]).distinct_keys()},
+        reference=_static_outputs(_counts_and_keys),
     ),
     Program(
         name="three_hops", inputs=("query", "links"), source="003 ('Technique 1: Shared Arrangements')",

@@ -33,6 +33,8 @@ class Mismatch:
     """Where the engine's accumulated output differs from the case's at one version."""
 
     version: PlainVersion
+    output: str | None = None
+    """Which output, for a program with several (None for a program's one output)."""
     missing: Collection = field(default_factory=dict)
     """Records the engine lacks: ``{record: expected multiplicity}``."""
     extra: Collection = field(default_factory=dict)
@@ -48,10 +50,12 @@ class Mismatch:
         if self.wrong:
             parts.append("wrong multiplicity " + ", ".join(
                 f"{_show(r)} expected x{e} got x{g}" for r, (e, g) in _sorted(self.wrong)))
-        return f"at version {_show(self.version)}: " + "; ".join(parts)
+        where = "" if self.output is None else f"output {self.output!r} "
+        return f"{where}at version {_show(self.version)}: " + "; ".join(parts)
 
     def to_json(self) -> dict:
         return {
+            **({} if self.output is None else {"output": self.output}),
             "version": encode_version(self.version),
             "missing": [[encode(r), m] for r, m in _sorted(self.missing)],
             "extra": [[encode(r), m] for r, m in _sorted(self.extra)],
@@ -118,23 +122,32 @@ def judge(case: Case, run: Run, frontier_contract: bool = True) -> Verdict:
     if shape is not None:  # versions of another shape cannot be compared with the case's at all
         verdict.status, verdict.violations = "failed", [shape]
         return verdict
-    verdict.violations = frontier_violations(case, run, frontier_contract)
-    produced = consolidate(run.updates())
-    expected = case.differences()
-    versions = sorted({entry.version for entry in case.expected} | set(produced), key=sort_key)
-    for version in versions:
-        mismatch = compare(version, accumulate(expected, version), accumulate(produced, version))
-        if mismatch is not None:
-            verdict.mismatches.append(mismatch)
+    outputs = case.outputs or (None,)
+    unknown = sorted(str(name) for name in run.outputs() - set(outputs))
+    if unknown:  # an output the program lacks, or named outputs for a program with one output (or none)
+        verdict.status = "failed"
+        verdict.violations = [f"output messages for {', '.join(unknown)}, which is not an output of this case "
+                              f"(its outputs: {', '.join(map(str, outputs))})"]
+        return verdict
+    for output in outputs:
+        verdict.violations += frontier_violations(case, run, frontier_contract, output)
+        produced = consolidate(run.updates(output))
+        expected = case.differences(output)
+        versions = sorted({entry.version for entry in case.expected if entry.output == output} | set(produced),
+                          key=sort_key)
+        for version in versions:
+            mismatch = compare(version, accumulate(expected, version), accumulate(produced, version), output)
+            if mismatch is not None:
+                verdict.mismatches.append(mismatch)
     if verdict.violations or verdict.mismatches:
         verdict.status = "failed"
     return verdict
 
 
-def compare(version: PlainVersion, expected: Collection, got: Collection) -> Mismatch | None:
+def compare(version: PlainVersion, expected: Collection, got: Collection, output: str | None = None) -> Mismatch | None:
     if expected == got:
         return None
-    mismatch = Mismatch(version)
+    mismatch = Mismatch(version, output)
     for record in expected.keys() | got.keys():
         want, have = expected.get(record, 0), got.get(record, 0)
         if have == 0:
@@ -152,7 +165,7 @@ def shape_violation(case: Case, run: Run) -> str | None:
     An engine in a child process cannot get this far with one (``read_answer``
     refuses the line); an engine in this process can.
     """
-    for kind, items in run.events:
+    for kind, items, *_ in run.events:
         versions = [version for _, version, _ in items] if kind == "data" else items
         wrong_shape = next((v for v in versions if not case.fits(v)), None)
         if wrong_shape is not None:
@@ -161,8 +174,8 @@ def shape_violation(case: Case, run: Run) -> str | None:
     return None
 
 
-def frontier_violations(case: Case, run: Run, required: bool = True) -> list[str]:
-    """Where the engine's output frontiers break the frontier contract.
+def frontier_violations(case: Case, run: Run, required: bool = True, output: str | None = None) -> list[str]:
+    """Where the engine's output frontiers of ``output`` break the frontier contract.
 
     An output frontier says that the output at every version it has passed is
     complete. So no data may follow at such a version, a frontier never goes
@@ -172,23 +185,26 @@ def frontier_violations(case: Case, run: Run, required: bool = True) -> list[str
     """
     problems = []
     frontier: list | None = None
-    for kind, items in run.events:
+    named = "" if output is None else f"output {output!r}: "
+    for kind, items in run.events_of(output):
         versions = [version for _, version, _ in items] if kind == "data" else items
         if kind == "data":
             late = next((v for v in versions if frontier is not None and not allowed(tuple(frontier), v)), None)
             if late is not None:
-                problems.append(f"output data at version {_show(late)} after the output frontier "
+                problems.append(f"{named}output data at version {_show(late)} after the output frontier "
                                 f"{_show(tuple(frontier))} had passed it")
         else:
             if frontier is not None and not all(allowed(tuple(frontier), v) for v in items):
-                problems.append(f"the output frontier went back from {_show(tuple(frontier))} to {_show(tuple(items))}")
+                problems.append(f"{named}the output frontier went back from {_show(tuple(frontier))} to "
+                                f"{_show(tuple(items))}")
             frontier = items
     if frontier is None and required:
-        problems.append("the engine sent no output frontier, so no version's output was ever complete: the "
+        problems.append(named + "the engine sent no output frontier, so no version's output was ever complete: the "
                         "frontier contract asks for {\"frontier\": [...]} as versions complete, [] at the end "
                         "(check --waive-frontier-contract judges the data alone)")
     if frontier is not None and frontier:
-        problems.append(f"the output's last frontier is {_show(tuple(frontier))}, not [] (the output never closed)")
+        problems.append(f"{named}the output's last frontier is {_show(tuple(frontier))}, not [] (the output never "
+                        "closed)")
     return problems
 
 
@@ -213,7 +229,7 @@ def without(case: Case, drop: set[int]) -> Case:
         position += len(message.data)
         if kept:
             messages.append(Message(message.input, data=kept))
-    kept_case = Case(case.name, case.program, case.inputs, case.dimensions, tuple(messages), (), case.source)
+    kept_case = dataclasses.replace(case, messages=tuple(messages), expected=(), tags=())
     return dataclasses.replace(kept_case, tags=earned_tags(kept_case))
 
 
@@ -273,8 +289,7 @@ def earned_tags(case: Case) -> tuple[str, ...]:
 
 def _renamed(case: Case, name: str) -> Case:
     stem = name.removesuffix("-shrunk")
-    return Case(f"{stem}-shrunk", case.program, case.inputs, case.dimensions, case.messages, case.expected,
-                f"shrunk from {stem}", case.tags)
+    return dataclasses.replace(case, name=f"{stem}-shrunk", source=f"shrunk from {stem}")
 
 
 # -- the report ------------------------------------------------------------------------------------

@@ -48,13 +48,24 @@ class StepBudgetExceeded(RuntimeError):
     """A dataflow graph did not finish within ``STEP_BUDGET`` steps: it never settles."""
 
 
+Output = str | None
+"""An output's name: one of a program's ``outputs``, or None for a program's one unnamed output."""
+
+
+def outputs_of(result: Any) -> dict[Output, Any]:
+    """A program's result by output: a dict (one stream or collection per named output) as it is, a single
+    result as the one unnamed output."""
+    return dict(result) if isinstance(result, dict) else {None: result}
+
+
 @dataclass
 class Run:
     """What an engine did with one case.
 
     ``events`` are the engine's output messages in the order it sent them:
     ``("data", [(record, version, multiplicity), ...])`` or ``("frontier",
-    [version, ...])``. ``status`` is ``done``, ``unsupported`` or ``error``,
+    [version, ...])``, with the output's name as a third element when the
+    program has several outputs (``("data", [...], "evens")``). ``status`` is ``done``, ``unsupported`` or ``error``,
     with ``reason`` saying why for the last two. An engine in a child
     process that gave a case no closing line (it died, broke the protocol,
     or was stopped) leaves how it ended: ``exit_status`` (None when the
@@ -67,8 +78,19 @@ class Run:
     exit_status: int | None = None
     stderr: str = ""
 
-    def updates(self) -> list[tuple[Hashable, PlainVersion, int]]:
-        return [update for kind, items in self.events if kind == "data" for update in items]
+    def events_of(self, output: Output = None) -> list[tuple[str, list]]:
+        """The events of one output, as ``(kind, items)``."""
+        return [(event[0], event[1]) for event in self.events if (event[2] if len(event) > 2 else None) == output]
+
+    def outputs(self) -> set[Output]:
+        """The outputs the events name (None for untagged events)."""
+        return {event[2] if len(event) > 2 else None for event in self.events}
+
+    def add(self, kind: str, items: list, output: Output = None) -> None:
+        self.events.append((kind, items) if output is None else (kind, items, output))
+
+    def updates(self, output: Output = None) -> list[tuple[Hashable, PlainVersion, int]]:
+        return [update for kind, items in self.events_of(output) if kind == "data" for update in items]
 
 
 def unsupported(reason: str) -> Run:
@@ -115,28 +137,38 @@ class FinalEngine:
 
 def from_scratch(module: ModuleType, implementation: Callable, histories: list, versions: list) -> dict:
     """The output collection at each of ``versions``: each input's ``(record, version, multiplicity)``
-    history accumulated there, run through the program."""
-    collections = {}
+    history accumulated there, run through the program (one with a single output)."""
+    return from_scratch_by_output(module, implementation, histories, versions)[None]
+
+
+def from_scratch_by_output(module: ModuleType, implementation: Callable, histories: list, versions: list) -> dict:
+    """``from_scratch`` for each output: ``{output: {version: collection}}``."""
+    collections: dict[Output, dict] = {}
     for version in versions:
         inputs = [
             module.Collection([(record, m) for record, at, m in history if less_equal(at, version)])
             for history in histories
         ]
-        totals: dict = {}
-        for record, multiplicity in implementation(*inputs):
-            add(totals, record, multiplicity)
-        collections[version] = totals
+        for output, collection in outputs_of(implementation(*inputs)).items():
+            totals: dict = {}
+            for record, multiplicity in collection:
+                add(totals, record, multiplicity)
+            collections.setdefault(output, {})[version] = totals
     return collections
 
 
 def _static(module: ModuleType, implementation: Callable, case: Case) -> Run:
-    collections = from_scratch(module, implementation, case.histories(), join_closure(case.input_versions()))
-    data = [
-        (record, version, multiplicity)
-        for version, difference in differences(collections).items()
-        for record, multiplicity in difference.items()
-    ]
-    return Run(events=[("data", data), ("frontier", [])])
+    by_output = from_scratch_by_output(module, implementation, case.histories(), join_closure(case.input_versions()))
+    run = Run()
+    for output, collections in by_output.items():
+        data = [
+            (record, version, multiplicity)
+            for version, difference in differences(collections).items()
+            for record, multiplicity in difference.items()
+        ]
+        run.add("data", data, output)
+        run.add("frontier", [], output)
+    return run
 
 
 # -- a sequence of differences (v1) -------------------------------------------------
@@ -152,13 +184,17 @@ def _by_version(module: ModuleType, history: list, versions: list) -> list:
 
 def _sequence(module: ModuleType, implementation: Callable, case: Case) -> Run:
     versions = case.input_versions()
-    output = implementation(*(module.DifferenceSequence(_by_version(module, h, versions)) for h in case.histories()))
-    data = [
-        (record, version, multiplicity)
-        for version, difference in zip(versions, output, strict=False)
-        for record, multiplicity in difference
-    ]
-    return Run(events=[("data", data), ("frontier", [])])
+    result = implementation(*(module.DifferenceSequence(_by_version(module, h, versions)) for h in case.histories()))
+    run = Run()
+    for output, sequence in outputs_of(result).items():
+        data = [
+            (record, version, multiplicity)
+            for version, difference in zip(versions, sequence, strict=False)
+            for record, multiplicity in difference
+        ]
+        run.add("data", data, output)
+        run.add("frontier", [], output)
+    return run
 
 
 # -- dataflow graphs -----------------------------------------------------------------
@@ -178,12 +214,20 @@ def step_until(graph: Any, done: Callable[[], bool]) -> None:
 
 
 def build(module: ModuleType, implementation: Callable, inputs: int, zero: PlainVersion | None = None) -> tuple:
-    """``(writers, reader, graph)``: ``implementation`` built on ``inputs`` fresh inputs of a dataflow
-    stage (starting at version ``zero`` where it has versions), its output read, the graph finalized."""
+    """``(writers, reader, graph)``: ``implementation`` (a program with one output) built on ``inputs``
+    fresh inputs of a dataflow stage (starting at version ``zero`` where it has versions), its output
+    read, the graph finalized."""
+    writers, readers, graph = build_by_output(module, implementation, inputs, zero)
+    return writers, readers[None], graph
+
+
+def build_by_output(module: ModuleType, implementation: Callable, inputs: int,
+                    zero: PlainVersion | None = None) -> tuple:
+    """``build`` for a program with any outputs: ``(writers, {output: reader}, graph)``."""
     builder = module.GraphBuilder() if zero is None else module.GraphBuilder(module.Version(zero))
     streams, writers = zip(*(builder.new_input() for _ in range(inputs)), strict=True)
-    reader = implementation(*streams).connect_reader()
-    return list(writers), reader, builder.finalize()
+    readers = {output: stream.connect_reader() for output, stream in outputs_of(implementation(*streams)).items()}
+    return list(writers), readers, builder.finalize()
 
 
 def _unversioned(module: ModuleType, implementation: Callable, case: Case) -> Run:
@@ -192,7 +236,7 @@ def _unversioned(module: ModuleType, implementation: Callable, case: Case) -> Ru
     Without versions, the updates of every input at one version are sent
     together: binary operators pair their inputs' differences by position.
     """
-    writers, reader, graph = build(module, implementation, len(case.inputs))
+    writers, readers, graph = build_by_output(module, implementation, len(case.inputs))
     pending: dict[int, list[list]] = {}
     frontiers: dict[str, float] = {name: 0 for name in case.inputs}
     run = Run()
@@ -206,10 +250,11 @@ def _unversioned(module: ModuleType, implementation: Callable, case: Case) -> Ru
         for version in sorted(v for v in pending if v < min(frontiers.values())):
             for writer, updates in zip(writers, pending.pop(version), strict=True):
                 writer.send_data(module.Collection(updates))
-            step_until(graph, lambda: not reader.is_empty())
-            data = [(record, version, m) for output in reader.drain() for record, m in output]
-            run.events.append(("data", data))
-    run.events.append(("frontier", []))
+            step_until(graph, lambda: not any(reader.is_empty() for reader in readers.values()))
+            for output, reader in readers.items():
+                run.add("data", [(record, version, m) for change in reader.drain() for record, m in change], output)
+    for output in readers:
+        run.add("frontier", [], output)
     return run
 
 
@@ -259,19 +304,19 @@ def frontier_after(message: Any, previous: Any) -> Any:
 def _versioned(module: ModuleType, implementation: Callable, case: Case) -> Run:
     """Send the case's messages as they come, a step after each; then step until the output is closed."""
     spell = Spelling(module, case.dimensions, case.input_versions())
-    writers, reader, graph = build(module, implementation, len(case.inputs), spell.zero)
+    writers, readers, graph = build_by_output(module, implementation, len(case.inputs), spell.zero)
     run = Run()
-    frontier = spell.frontier((spell.zero,))
+    frontiers = dict.fromkeys(readers, spell.frontier((spell.zero,)))
 
     def read() -> None:
-        nonlocal frontier
-        for message in reader.drain():
-            if isinstance(message, module.DataMessage):
-                version = spell.plain(message.version)
-                run.events.append(("data", [(record, version, m) for record, m in message.collection]))
-            else:
-                frontier = frontier_after(message, frontier)
-                run.events.append(("frontier", spell.plain_frontier(frontier)))
+        for output, reader in readers.items():
+            for message in reader.drain():
+                if isinstance(message, module.DataMessage):
+                    version = spell.plain(message.version)
+                    run.add("data", [(record, version, m) for record, m in message.collection], output)
+                else:
+                    frontiers[output] = frontier_after(message, frontiers[output])
+                    run.add("frontier", spell.plain_frontier(frontiers[output]), output)
 
     for message in case.messages:
         writer = writers[case.inputs.index(message.input)]
@@ -286,7 +331,7 @@ def _versioned(module: ModuleType, implementation: Callable, case: Case) -> Run:
         graph.step()
         read()
     closed = spell.frontier(())
-    step_until(graph, lambda: not reader.probe_frontier_less_than(closed))
+    step_until(graph, lambda: not any(reader.probe_frontier_less_than(closed) for reader in readers.values()))
     read()
     return run
 

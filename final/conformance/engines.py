@@ -37,9 +37,9 @@ from .encoding import PlainVersion, decode, decode_version, encode, encode_versi
 DEFAULT_TIMEOUT = 60.0
 """Seconds an engine has for one case, from the case's first line to its answer's closing line."""
 MAX_OUTPUT_LINES = 1_000_000
-"""Most output lines an engine may write for one case. The committed cases need at most 44 lines and
-3 KB; a cap this far above leaves room for larger case sets and still bounds what the checker holds
-for one case, since every line is parsed and kept until the case is judged."""
+"""Most output lines an engine may write for one case. final answers the committed cases in at most
+3,280 lines and 540 KB; a cap this far above leaves room for larger case sets and still bounds what
+the checker holds for one case, since every line is parsed and kept until the case is judged."""
 MAX_OUTPUT_BYTES = 64 * 2**20
 """Most bytes of output an engine may write for one case (64 MiB), for the same reason, and because
 a line is kept whole until its newline: this also bounds one endless line."""
@@ -76,22 +76,26 @@ class Engine(Protocol):
 
 def case_lines(case: Case) -> Iterator[str]:
     """What the checker writes for one case: the start line, the case's messages, the end line."""
-    start = {"case": case.name, "program": case.program, "inputs": list(case.inputs), "dimensions": case.dimensions}
+    start = {"case": case.name, "program": case.program, "inputs": list(case.inputs), "dimensions": case.dimensions,
+             **({"outputs": list(case.outputs)} if case.outputs else {})}
     yield json.dumps(start)
     for message in case.messages:
         yield json.dumps(message.to_json())
     yield json.dumps({"end": True})
 
 
-def read_answer(lines: Iterator[str], dimensions: int) -> tuple[Run, bool]:
+def read_answer(lines: Iterator[str], dimensions: int, outputs: tuple[str, ...] = ()) -> tuple[Run, bool]:
     """An engine's answer to one case, up to and including its closing line, and whether it had one.
 
     ``dimensions`` is the case's: every version the engine writes must have
-    that many coordinates. Output that breaks the protocol (not JSON, an
-    unknown message, an update that is not ``[record, version, multiplicity]``,
-    a multiplicity that is not an integer, a version of the wrong shape, a
-    record the encoding cannot carry) is an ``error`` run whose reason quotes
-    the line: ``protocol: output line N '<line>': <what is wrong>``.
+    that many coordinates. ``outputs`` are the case's outputs when it has
+    several: each data and frontier line then names one (``"output"``).
+    Output that breaks the protocol (not JSON, an unknown message, an update
+    that is not ``[record, version, multiplicity]``, a multiplicity that is
+    not an integer, a version of the wrong shape, a record the encoding
+    cannot carry, a missing or unknown output name) is an ``error`` run whose
+    reason quotes the line: ``protocol: output line N '<line>': <what is
+    wrong>``.
     """
     run = Run()
     for number, line in enumerate(lines, 1):
@@ -104,12 +108,13 @@ def read_answer(lines: Iterator[str], dimensions: int) -> tuple[Run, bool]:
             if "data" in message:
                 if not isinstance(message["data"], list):
                     raise ValueError("data is a list of updates [record, version, multiplicity]")
-                run.events.append(("data", [_update(item, dimensions, position)
-                                            for position, item in enumerate(message["data"])]))
+                run.add("data", [_update(item, dimensions, position) for position, item in enumerate(message["data"])],
+                        _output(message, outputs))
             elif "frontier" in message:
                 if not isinstance(message["frontier"], list):
                     raise ValueError("a frontier is a list of versions")
-                run.events.append(("frontier", [_version(value, dimensions) for value in message["frontier"]]))
+                run.add("frontier", [_version(value, dimensions) for value in message["frontier"]],
+                        _output(message, outputs))
             elif "done" in message:
                 return run, True
             elif "unsupported" in message or "error" in message:
@@ -121,6 +126,24 @@ def read_answer(lines: Iterator[str], dimensions: int) -> tuple[Run, bool]:
             reason = f"protocol: output line {number} {line.strip()[:120]!r}: {problem}"
             return Run(status="error", reason=reason), False
     return Run(status="error", reason="the engine's output ended before a closing line (done/unsupported/error)"), False
+
+
+def _output(message: dict, outputs: tuple[str, ...]) -> str | None:
+    """The output a data or frontier line is of: its ``"output"``, one of the case's ``outputs`` when it has
+    several; none when it has one.
+
+    Raises:
+        ValueError: the name is missing, unknown, or given for a case with one output.
+    """
+    name = message.get("output")
+    if not outputs:
+        if "output" in message:
+            raise ValueError(f"output {_quote(name)} named, but this case's program has one output: leave it out")
+        return None
+    if name not in outputs:
+        said = "no output named" if name is None else f"output {_quote(name)} is not one of"
+        raise ValueError(f"{said} this case's outputs {', '.join(outputs)}: each data and frontier line names one")
+    return name
 
 
 def _update(item: Any, dimensions: int, position: int) -> Update:
@@ -215,7 +238,8 @@ class CommandEngine:
         channel = self._start()
         channel.send(case_lines(case))
         try:
-            run, closed = read_answer(channel.lines(self.timeout, self.max_lines, self.max_bytes), case.dimensions)
+            run, closed = read_answer(channel.lines(self.timeout, self.max_lines, self.max_bytes), case.dimensions,
+                                      case.outputs)
         except _Stopped as stopped:
             run, closed = Run(status="error", reason=str(stopped)), False
         if closed:
@@ -417,11 +441,12 @@ def _ending(status: int | None, stderr: str) -> str:
 
 def answer_lines(run: Run) -> Iterator[str]:
     """An engine's side: a run's output messages and its closing line, as protocol lines."""
-    for kind, items in run.events:
+    for kind, items, *output in run.events:
+        named = {"output": output[0]} if output else {}
         if kind == "data":
-            yield json.dumps({"data": [[encode(r), encode_version(v), m] for r, v, m in items]})
+            yield json.dumps({"data": [[encode(r), encode_version(v), m] for r, v, m in items], **named})
         else:
-            yield json.dumps({"frontier": [encode_version(v) for v in items]})
+            yield json.dumps({"frontier": [encode_version(v) for v in items], **named})
     if run.status == "done":
         yield json.dumps({"done": True})
     else:
@@ -439,7 +464,7 @@ def serve(engine: Engine, stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdo
             case = {**message, "messages": []}
         elif "end" in message and case is not None:
             bare = Case(case["case"], case["program"], tuple(case["inputs"]), case["dimensions"],
-                        tuple(case["messages"]), ())
+                        tuple(case["messages"]), (), outputs=tuple(case.get("outputs", ())))
             for answer in answer_lines(engine.run(bare)):
                 stdout.write(answer + "\n")
             stdout.flush()
@@ -464,7 +489,7 @@ class RecordedEngine:
         path = self.directory / f"{case.name}.jsonl"
         if not path.exists():
             return Run(status="error", reason=f"no recorded output ({path} is missing)")
-        return read_answer(iter(path.read_text().splitlines()), case.dimensions)[0]
+        return read_answer(iter(path.read_text().splitlines()), case.dimensions, case.outputs)[0]
 
     def close(self) -> None:
         pass

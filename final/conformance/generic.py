@@ -619,12 +619,14 @@ class GenericEngine:
         if definition.inputs != case.inputs:
             return Run(status="error", reason=f"{path}: $.inputs: {list(definition.inputs)} are not the case's "
                                               f"inputs {list(case.inputs)}; list those, in that order")
-        if len(definition.outputs) != 1:
-            return unsupported(f"{case.program} has the outputs {list(definition.outputs)}; a run carries one")
+        several = len(definition.outputs) > 1
+        if (tuple(definition.outputs) if several else ()) != case.outputs:
+            return Run(status="error", reason=f"{path}: $.outputs: {list(definition.outputs)} are not the case's "
+                                              f"outputs {list(case.outputs) or 'one, unnamed'}")
 
         def implementation(*streams: Any) -> Any:
-            (output,) = build(definition, dict(zip(case.inputs, streams, strict=True))).values()
-            return output
+            outputs = build(definition, dict(zip(case.inputs, streams, strict=True)))
+            return outputs if several else next(iter(outputs.values()))
 
         try:
             return run_case(importlib.import_module("..", __package__), implementation, case)

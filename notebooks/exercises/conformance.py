@@ -168,7 +168,7 @@ def plus_five_evens_engine(answer: Any) -> None:
         if not isinstance(run, Run):
             raise Wrong(f"on {case.name} your engine returned {type(run).__name__}; return a Run "
                         f"(final.conformance.drive.Run) whose events are ('data', [(record, version, "
-                        f"multiplicity), ...]) and, optionally, ('frontier', [version, ...])")
+                        f"multiplicity), ...]) and ('frontier', [version, ...]), the last one ('frontier', [])")
         verdict = judge(case, run)
         if verdict.status == "passed":
             continue
