@@ -24,7 +24,7 @@ import pytest
 from final.conformance.__main__ import main
 from final.conformance.cases import CASES, load
 from final.conformance.check import judge
-from final.conformance.engines import CommandEngine, read_answer
+from final.conformance.engines import PROTOCOL, CommandEngine, case_lines, read_answer
 
 TIMEOUT = 2.0
 SLACK = 3.0
@@ -155,6 +155,13 @@ def test_output_of_the_wrong_shape_or_type_is_a_protocol_failure_quoting_the_lin
     assert not closed and run.status == "error"
     assert run.reason.startswith(f"protocol: output line 2 {line!r}: ")
     assert problem in run.reason
+
+
+def test_the_start_line_carries_the_protocol_version_and_a_programs_several_outputs() -> None:
+    start = json.loads(next(case_lines(CASE)))
+    assert start["protocol"] == PROTOCOL == 2 and "outputs" not in start
+    several = load(CASES / "counts_and_keys" / "random-00.json")
+    assert json.loads(next(case_lines(several)))["outputs"] == ["counts", "keys"]
 
 
 @pytest.mark.parametrize(

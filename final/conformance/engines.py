@@ -73,11 +73,16 @@ class Engine(Protocol):
 
 # -- the protocol -------------------------------------------------------------------------
 
+PROTOCOL = 2
+"""The protocol's version, sent in every case's start line (``"protocol"``). Version 2 added, to version 1
+(whose start lines carry no version), named outputs for a program with several and the frontier contract;
+a case of a program with one output reads and is answered as in version 1."""
+
 
 def case_lines(case: Case) -> Iterator[str]:
     """What the checker writes for one case: the start line, the case's messages, the end line."""
-    start = {"case": case.name, "program": case.program, "inputs": list(case.inputs), "dimensions": case.dimensions,
-             **({"outputs": list(case.outputs)} if case.outputs else {})}
+    start = {"case": case.name, "protocol": PROTOCOL, "program": case.program, "inputs": list(case.inputs),
+             "dimensions": case.dimensions, **({"outputs": list(case.outputs)} if case.outputs else {})}
     yield json.dumps(start)
     for message in case.messages:
         yield json.dumps(message.to_json())
