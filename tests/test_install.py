@@ -108,14 +108,15 @@ def test_an_installed_oracle_shrinks_a_failing_engine_without_a_clone(installed:
         "    if 'end' in json.loads(line):\n"
         "        print(json.dumps({'done': True}), flush=True)\n"
     )
-    result = run(installed, "check", "--engine", f"cmd:{sys.executable} {silent}", "--program", "distinct",
+    # concat: its smallest case has three updates, so there is something to shrink.
+    result = run(installed, "check", "--engine", f"cmd:{sys.executable} {silent}", "--program", "concat",
                  cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     # Without a frontier no version's output is ever complete, so even the case whose output is empty fails.
-    assert result.stdout.rstrip().endswith(f"0 passed, {committed('distinct')} failed, 0 unsupported")
+    assert result.stdout.rstrip().endswith(f"0 passed, {committed('concat')} failed, 0 unsupported")
     # The shrunk case's answer comes from the program's plain-Python definition, shipped in the package.
-    assert "shrinking distinct ..." in result.stderr
+    assert "shrinking concat ..." in result.stderr
     report = json.loads((tmp_path / "out" / "conformance" / "cmd.json").read_text())
-    smallest = report["smallest_failing"]["distinct"]
+    smallest = report["smallest_failing"]["concat"]
     assert smallest["name"].endswith("-shrunk")
     assert sum(len(message.get("data", [])) for message in smallest["messages"]) <= 1
