@@ -185,5 +185,8 @@ def test_the_readme_table_of_engines_and_each_report_match_a_run() -> None:
     stale = [str(path) for path, text in judged.rendered(engines, results, COMMITTED).items()
              if Path(path).read_text() != text]
     assert stale == [], "python -m final.conformance.judged rewrites them"
-    # d2mini/REPORT.md: with --workarounds, every case d2mini can express passes.
-    assert judged.counts(results["d2mini --workarounds"])[1] == 0
+    # d2mini/REPORT.md: with --workarounds, every case d2mini can express passes but those of M6, whose
+    # integers pass 2^53 (no operator can work around JavaScript's doubles).
+    failing = [verdict for verdict in results["d2mini --workarounds"] if verdict.status == "failed"]
+    assert [verdict.case for verdict in failing] == ["count_by_key/large-integers-00"]
+    assert (-(2**53) - 1, 1) in failing[0].mismatches[0].missing

@@ -138,7 +138,7 @@ class FinalEngine:
 def from_scratch(module: ModuleType, implementation: Callable, histories: list, versions: list) -> dict:
     """The output collection at each of ``versions``: each input's ``(record, version, multiplicity)``
     history accumulated there, run through the program (one with a single output)."""
-    return from_scratch_by_output(module, implementation, histories, versions)[None]
+    return from_scratch_by_output(module, implementation, histories, versions).get(None, {})  # {}: no versions
 
 
 def from_scratch_by_output(module: ModuleType, implementation: Callable, histories: list, versions: list) -> dict:
