@@ -83,11 +83,13 @@ class Program:
 # -- random records ---------------------------------------------------------------
 
 
-def _pick(*choices: Any) -> RandomRecord:
+def pick(*choices: Any) -> RandomRecord:
+    """A random record: one of ``choices``."""
     return lambda rng: rng.choice(choices)
 
 
-def _pair(key: RandomRecord, value: RandomRecord) -> RandomRecord:
+def pair_of(key: RandomRecord, value: RandomRecord) -> RandomRecord:
+    """A random pair: a record from ``key``, then one from ``value``."""
     return lambda rng: (key(rng), value(rng))
 
 
@@ -111,8 +113,8 @@ def _window(rng: random.Random) -> tuple:
 SMALL_KEYS = _int(0, 3)
 SMALL_VALUES = _int(0, 4)
 NODES = _int(0, 5)
-NULLABLE_KEYS = _pick(0, 1, 2, None)
-NULLABLE_VALUES = _pick(0, 1, 3, None)
+NULLABLE_KEYS = pick(0, 1, 2, None)
+NULLABLE_VALUES = pick(0, 1, 3, None)
 
 # -- the implementations ----------------------------------------------------------
 
@@ -631,7 +633,7 @@ PROGRAMS: tuple[Program, ...] = (
         definition=f"{KEYED} Output [key, n], n the sum of the multiplicities of the records with that key, "
         "for every key whose records do not cancel out; a key whose records all went has no record "
         "(not [key, 0]).",
-        records=(_pair(SMALL_KEYS, SMALL_VALUES),), portable=count_by_key,
+        records=(pair_of(SMALL_KEYS, SMALL_VALUES),), portable=count_by_key,
         final=lambda records: records.count_total(),
         reference=_static(_count_by_key),
     ),
@@ -640,7 +642,7 @@ PROGRAMS: tuple[Program, ...] = (
         definition=f"{KEYED} Values are integers or null. Output [key, s] for every key with records: s is "
         "the sum of value times multiplicity over the non-null values, or null when every value of the key "
         "is null (SQL's SUM). A key with no records has no output.",
-        records=(_pair(SMALL_KEYS, _pick(-2, 1, 3, 4, None)),), portable=sum_by_key,
+        records=(pair_of(SMALL_KEYS, pick(-2, 1, 3, 4, None)),), portable=sum_by_key,
         final=lambda records: records.sum_total(),
         reference=_static(_sum_by_key),
     ),
@@ -648,7 +650,7 @@ PROGRAMS: tuple[Program, ...] = (
         name="distinct", inputs=("records",), source="002, v5 (the household items) and SQL's DISTINCT",
         definition="Input records are any values. Output every record whose accumulated multiplicity is "
         "positive, once (multiplicity 1).",
-        records=(_pick("chair", "desk", "couch", ("towel", 2)),), portable=distinct,
+        records=(pick("chair", "desk", "couch", ("towel", 2)),), portable=distinct,
         final=lambda records: records.distinct_keys(),
         reference=_static(_distinct),
     ),
@@ -656,7 +658,7 @@ PROGRAMS: tuple[Program, ...] = (
         name="join", inputs=("left", "right"), source="002, v0 ('join') and SQL's inner JOIN",
         definition="Inputs are pairs [key, a] and [key, b]. Output [key, [a, b]] for every pair of records "
         "with equal keys, with the product of their multiplicities. null is an ordinary value here.",
-        records=(_pair(SMALL_KEYS, SMALL_VALUES), _pair(SMALL_KEYS, _pick("x", "y", "z"))), portable=join,
+        records=(pair_of(SMALL_KEYS, SMALL_VALUES), pair_of(SMALL_KEYS, pick("x", "y", "z"))), portable=join,
         final=lambda left, right: left.arrange().join(right),
         reference=_static(_join),
     ),
@@ -664,7 +666,7 @@ PROGRAMS: tuple[Program, ...] = (
         name="semijoin", inputs=("left", "keys"), source="003 (semijoin) and SQL's WHERE key IN (...)",
         definition="Inputs are pairs [key, a] and keys. Output every [key, a] record, with its multiplicity, "
         "whose key has a positive accumulated multiplicity among the keys.",
-        records=(_pair(SMALL_KEYS, SMALL_VALUES), SMALL_KEYS), portable=semijoin,
+        records=(pair_of(SMALL_KEYS, SMALL_VALUES), SMALL_KEYS), portable=semijoin,
         final=lambda left, keys: left.semijoin(keys.distinct_keys()),
         reference=_static(_semijoin),
     ),
@@ -672,7 +674,7 @@ PROGRAMS: tuple[Program, ...] = (
         name="antijoin", inputs=("left", "keys"), source="003 (antijoin) and SQL's WHERE key NOT IN (...)",
         definition="Inputs are pairs [key, a] and keys. Output every [key, a] record, with its multiplicity, "
         "whose key does not have a positive accumulated multiplicity among the keys.",
-        records=(_pair(SMALL_KEYS, SMALL_VALUES), SMALL_KEYS), portable=antijoin,
+        records=(pair_of(SMALL_KEYS, SMALL_VALUES), SMALL_KEYS), portable=antijoin,
         final=lambda left, keys: left.antijoin(keys.distinct_keys()),
         reference=_static(_antijoin),
     ),
@@ -682,7 +684,7 @@ PROGRAMS: tuple[Program, ...] = (
         "pair of records with equal non-null keys (product of multiplicities), and [key, [a, null]] for every "
         "left record, with its multiplicity, whose key is null or is the key of no right record with a "
         "positive accumulated multiplicity (SQL's LEFT JOIN: null equals nothing).",
-        records=(_pair(NULLABLE_KEYS, SMALL_VALUES), _pair(NULLABLE_KEYS, _pick("x", "y", None))),
+        records=(pair_of(NULLABLE_KEYS, SMALL_VALUES), pair_of(NULLABLE_KEYS, pick("x", "y", None))),
         portable=left_outer_join, final=lambda left, right: left.left_join(right),
         reference=_static(_sql_left_join),
     ),
@@ -691,7 +693,7 @@ PROGRAMS: tuple[Program, ...] = (
         definition="Inputs are nodes (roots) and edges [source, target]. Output every node reachable from a "
         "root with positive multiplicity along edges with positive multiplicity (the roots included), once. "
         "Implemented with iterate: reached = distinct(roots + targets of edges from reached).",
-        records=(NODES, _pair(NODES, NODES)), portable=reachability, final=_final_reachability, iterates=True,
+        records=(NODES, pair_of(NODES, NODES)), portable=reachability, final=_final_reachability, iterates=True,
         reference=_static(_reachability),
     ),
     Program(
@@ -700,7 +702,7 @@ PROGRAMS: tuple[Program, ...] = (
         "on an edge, label being the least node of its connected component. Implemented with iterate: "
         "labels start as [node, node] and each round every node takes the least label among its own and "
         "its neighbours' (min by key).",
-        records=(_pair(NODES, NODES),), portable=connected_components, iterates=True,
+        records=(pair_of(NODES, NODES),), portable=connected_components, iterates=True,
         reference=_static(_connected_components),
     ),
     Program(
@@ -708,7 +710,7 @@ PROGRAMS: tuple[Program, ...] = (
         definition="Input records are positive integers. Output, once each, every n * 2^k (k >= 0) that is at "
         "most 50, for every input number n with positive multiplicity. Implemented as 002's loop: "
         "iterate(x -> distinct(x + 2x, kept while <= 50)).",
-        records=(_pick(1, 3, 5, 16, 20, 51),), portable=geometric_series, iterates=True,
+        records=(pick(1, 3, 5, 16, 20, 51),), portable=geometric_series, iterates=True,
         reference=_static(_geometric_series),
     ),
     Program(
@@ -716,7 +718,7 @@ PROGRAMS: tuple[Program, ...] = (
         definition='Input records are strings. Output ["length: n", c] for every length n of a string with '
         "positive multiplicity, c the number of distinct such strings of that length; a length counts Unicode "
         "code points (Python's len), not UTF-16 units or bytes.",
-        records=(_pick("a", "b", "cc", "dd", "eee"),), portable=distinct_lengths, final=_final_distinct_lengths,
+        records=(pick("a", "b", "cc", "dd", "eee"),), portable=distinct_lengths, final=_final_distinct_lengths,
         reference=_static(_distinct_lengths),
     ),
     Program(
@@ -733,13 +735,13 @@ PROGRAMS: tuple[Program, ...] = (
         name="difference", inputs=("a", "b"), source="002, v0 ('the difference between a and b')",
         definition="Inputs are any records. Output a minus b: each record with its multiplicity in a less its "
         "multiplicity in b, which may be negative (SQL's EXCEPT ALL, without dropping negatives).",
-        records=(_pick("apple", "banana", "coconut"), _pick("apple", "banana", "coconut")), portable=difference,
+        records=(pick("apple", "banana", "coconut"), pick("apple", "banana", "coconut")), portable=difference,
         reference=_static(_difference),
     ),
     Program(
         name="concat", inputs=("a", "b"), source="002, v3 (concat of out-of-order inputs)",
         definition="Inputs are any records. Output both inputs together: multiplicities add (SQL's UNION ALL).",
-        records=(_pick("a0", "a1", "b0"), _pick("a0", "b0", "b1")), portable=concat,
+        records=(pick("a0", "a1", "b0"), pick("a0", "b0", "b1")), portable=concat,
         reference=_static(_concat),
     ),
     Program(
@@ -747,7 +749,7 @@ PROGRAMS: tuple[Program, ...] = (
         definition="Input records are integers. With S the least set holding the inputs of positive "
         "multiplicity that are at most 5 and, with every n in S, n + 1 when it is at most 5: output [n, n*n] "
         "once for every n in S. Implemented as 002's loop: iterate(x -> distinct(x + (x + 1), kept while <= 5)).",
-        records=(_pick(0, 1, 3, 4, 7),), portable=add_one_squares, iterates=True,
+        records=(pick(0, 1, 3, 4, 7),), portable=add_one_squares, iterates=True,
         reference=_static(_add_one_squares),
     ),
     Program(
@@ -761,7 +763,7 @@ PROGRAMS: tuple[Program, ...] = (
         name="name_lengths", inputs=("names",), source="000 ('Differential dataflow background')",
         definition="Input records are strings. Output [name, length of name] with the name's multiplicity; a "
         "length counts Unicode code points (Python's len), not UTF-16 units or bytes.",
-        records=(_pick("frank", "david", "al"),), portable=name_lengths,
+        records=(pick("frank", "david", "al"),), portable=name_lengths,
         reference=_static(_name_lengths),
     ),
     Program(
@@ -789,7 +791,7 @@ PROGRAMS: tuple[Program, ...] = (
         definition=f"{KEYED} Two outputs. counts: [key, n] as count_by_key gives it. keys: every key that has "
         "a record with positive multiplicity, once (multiplicity 1). An engine reports each output's data and "
         "frontiers apart (the README's 'Several outputs').",
-        records=(_pair(SMALL_KEYS, SMALL_VALUES),), portable=counts_and_keys,
+        records=(pair_of(SMALL_KEYS, SMALL_VALUES),), portable=counts_and_keys,
         final=lambda records: {"counts": records.count_total(),
                                "keys": records.map(lambda pair: pair[0]).distinct_keys()},
         reference=_static_outputs(_counts_and_keys),
@@ -799,7 +801,7 @@ PROGRAMS: tuple[Program, ...] = (
         definition="Inputs are nodes (query) and links [from, to]. Output [node, origin] for every walk of "
         "exactly three links from a query node origin to node, with the product of the multiplicities "
         "along the walk (a node reached by two walks has multiplicity 2).",
-        records=(_pick("a", "b", "c"), _pair(_pick("a", "b", "c", "d"), _pick("a", "b", "c", "d"))),
+        records=(pick("a", "b", "c"), pair_of(pick("a", "b", "c", "d"), pick("a", "b", "c", "d"))),
         portable=three_hops, final=lambda query, links: three_hops(query, links.arrange()),
         reference=_static(_three_hops),
     ),
@@ -811,8 +813,8 @@ PROGRAMS: tuple[Program, ...] = (
         "fact.user_id = user.user_id LEFT JOIN addrs ON user.addr_id = addr.addr_id LEFT JOIN agents ON "
         "addr.zip = agent.zip, each joined row whole, null where nothing matched (null keys match nothing).",
         records=(
-            _pair(_int(1, 3), _pick(10, 11, None)), _pair(_pick(10, 11), _pick(100, 101, None)),
-            _pair(_pick(100, 101), _pick("x", "y")), _pair(_pick("x", "y"), _pick("ann", "bob")),
+            pair_of(_int(1, 3), pick(10, 11, None)), pair_of(pick(10, 11), pick(100, 101, None)),
+            pair_of(pick(100, 101), pick("x", "y")), pair_of(pick("x", "y"), pick("ann", "bob")),
         ),
         portable=_enrichment(left_outer_join), final=_enrichment(lambda left, right: left.left_join(right)),
         reference=_static(_enrichment_rows),
@@ -822,7 +824,7 @@ PROGRAMS: tuple[Program, ...] = (
         definition="Input records are pairs [key, count] with integer counts. Output key with multiplicity "
         "count times the pair's multiplicity, summed over the pairs (so a negative count makes a negative "
         "multiplicity).",
-        records=(_pair(_pick("apple", "pear"), _pick(-1, 1, 2, 3)),),
+        records=(pair_of(pick("apple", "pear"), pick(-1, 1, 2, 3)),),
         final=lambda pairs: pairs.explode(lambda pair: [(pair[0], pair[1])]),
         reference=_static(_explode),
     ),

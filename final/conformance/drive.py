@@ -80,11 +80,11 @@ class Run:
 
     def events_of(self, output: Output = None) -> list[tuple[str, list]]:
         """The events of one output, as ``(kind, items)``."""
-        return [(event[0], event[1]) for event in self.events if (event[2] if len(event) > 2 else None) == output]
+        return [(kind, items) for kind, items, *named in self.events if (named or [None])[0] == output]
 
     def outputs(self) -> set[Output]:
         """The outputs the events name (None for untagged events)."""
-        return {event[2] if len(event) > 2 else None for event in self.events}
+        return {(named or [None])[0] for _, _, *named in self.events}
 
     def add(self, kind: str, items: list, output: Output = None) -> None:
         self.events.append((kind, items) if output is None else (kind, items, output))

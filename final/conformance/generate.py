@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .cases import Case, Expected, Message, case_files, file_name
-from .catalog import PROGRAMS, Program, program_named
+from .catalog import PROGRAMS, Program, pair_of, pick, program_named
 from .drive import FinalEngine
 from .encoding import FALSE, TRUE, PlainVersion
 from .versions import Collection, accumulate, consolidate, differences, join_closure, less_equal, sort_key
@@ -222,14 +222,6 @@ def random_cases(program: Program, seed: int, count: int = RANDOM_CASES) -> list
 # -- where engines break ----------------------------------------------------------------------
 
 
-def _pick(*choices: Any) -> Callable[[random.Random], Any]:
-    return lambda rng: rng.choice(choices)
-
-
-def _pair(key: Callable[[random.Random], Any], value: Callable[[random.Random], Any]) -> Callable[[random.Random], Any]:
-    return lambda rng: (key(rng), value(rng))
-
-
 @dataclass(frozen=True)
 class Family:
     """Random cases aimed where engines break, tagged with the family's name.
@@ -272,12 +264,12 @@ class Family:
 
 KIND_NEEDS = {"int": "int", "long": "int", "product": "product", "triple": "product"}
 """The kind of versions a program must allow for a family's: any integers, or any tuples."""
-NULLABLE = _pick(0, 1, None)
-MIXED = _pick(TRUE, FALSE, 1, 0, "1", "true", None)
+NULLABLE = pick(0, 1, None)
+MIXED = pick(TRUE, FALSE, 1, 0, "1", "true", None)
 """JSON's true and false beside 1, 0, "1" and "true": six different values (Python's True == 1 is not)."""
-BIG = _pick(2**31 - 6, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**53 - 5, 2**53, 2**53 + 1, -(2**53) - 1, -7)
+BIG = pick(2**31 - 6, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**53 - 5, 2**53, 2**53 + 1, -(2**53) - 1, -7)
 """Integers near 2^31 (32-bit overflow) and 2^53 (a double's exact integers end there: 2^53 + 1 is not one)."""
-COLLIDING = _pick("w65014", "w107666", ("user", 38266), ("user", 77076), 29517, 87960)
+COLLIDING = pick("w65014", "w107666", ("user", 38266), ("user", 77076), 29517, 87960)
 """Three pairs of records whose 32-bit murmur3 hashes of their JSON text collide (as d2ts's ``hash`` computes
 them: ``["user", 38266]`` and ``["user", 77076]``, ``"w65014"`` and ``"w107666"``, ``29517`` and ``87960``)."""
 SPACES = (" ", "  ", "\t", "\n", "\r\n", "\x0b", "\x1c", "\x85", "\xa0", "\u2003", "\u2028", "\u3000")
@@ -300,31 +292,31 @@ def _spaced_line(rng: random.Random) -> str:
     return line
 
 
-UNICODE = _pick("e", "\u00e9", "e\u0301", "\U0001f600", "\u65e5\u672c", "", "a\u0000b", "\U0001d11e\U0001d11e")
+UNICODE = pick("e", "\u00e9", "e\u0301", "\U0001f600", "\u65e5\u672c", "", "a\u0000b", "\U0001d11e\U0001d11e")
 """Strings whose length in code points differs from their length in UTF-16 units or bytes (astral characters,
 combining marks), the empty string, and a NUL inside."""
 
 FAMILIES: tuple[Family, ...] = (
     Family("null-keys", "NULL keys on both sides of a join", every_input=lambda record: (
         record is None or (isinstance(record, tuple) and None in record)), records={
-        "join": (_pair(NULLABLE, _pick(1, 2)), _pair(NULLABLE, _pick("x", "y"))),
-        "semijoin": (_pair(NULLABLE, _pick(1, 2)), NULLABLE),
-        "antijoin": (_pair(NULLABLE, _pick(1, 2)), NULLABLE),
-        "left_outer_join": (_pair(NULLABLE, _pick(1, 2)), _pair(NULLABLE, _pick("x", "y"))),
-        "three_hops": (_pick("a", None), _pair(_pick("a", "b", None), _pick("a", "b", None))),
+        "join": (pair_of(NULLABLE, pick(1, 2)), pair_of(NULLABLE, pick("x", "y"))),
+        "semijoin": (pair_of(NULLABLE, pick(1, 2)), NULLABLE),
+        "antijoin": (pair_of(NULLABLE, pick(1, 2)), NULLABLE),
+        "left_outer_join": (pair_of(NULLABLE, pick(1, 2)), pair_of(NULLABLE, pick("x", "y"))),
+        "three_hops": (pick("a", None), pair_of(pick("a", "b", None), pick("a", "b", None))),
         "enrichment": (
-            _pair(_pick(1, 2), _pick(10, None)), _pair(_pick(10, None), _pick(100, None)),
-            _pair(_pick(100, None), _pick("x", None)), _pair(_pick("x", None), _pick("ann", "bob")),
+            pair_of(pick(1, 2), pick(10, None)), pair_of(pick(10, None), pick(100, None)),
+            pair_of(pick(100, None), pick("x", None)), pair_of(pick("x", None), pick("ann", "bob")),
         ),
     }),
     Family("booleans", "true and false beside 1, 0, \"1\" and \"true\"", {
         "distinct": (MIXED,), "concat": (MIXED, MIXED), "difference": (MIXED, MIXED),
-        "count_by_key": (_pair(MIXED, _pick(1, TRUE)),), "join": (_pair(MIXED, MIXED), _pair(MIXED, _pick("x"))),
-        "semijoin": (_pair(MIXED, _pick(1)), MIXED), "antijoin": (_pair(MIXED, _pick(1)), MIXED),
+        "count_by_key": (pair_of(MIXED, pick(1, TRUE)),), "join": (pair_of(MIXED, MIXED), pair_of(MIXED, pick("x"))),
+        "semijoin": (pair_of(MIXED, pick(1)), MIXED), "antijoin": (pair_of(MIXED, pick(1)), MIXED),
     }),
     Family("large-integers", "integers near 2^31 and 2^53, and negative ones", {
-        "plus_five_evens": (BIG,), "distinct": (BIG,), "count_by_key": (_pair(BIG, _pick(0)),),
-        "sum_by_key": (_pair(_pick(0, 1), BIG),), "join": (_pair(BIG, _pick(1)), _pair(BIG, _pick(2))),
+        "plus_five_evens": (BIG,), "distinct": (BIG,), "count_by_key": (pair_of(BIG, pick(0)),),
+        "sum_by_key": (pair_of(pick(0, 1), BIG),), "join": (pair_of(BIG, pick(1)), pair_of(BIG, pick(2))),
     }),
     Family("whitespace", "lines split on every kind of whitespace str.split() knows, and on no other",
            {"word_count": (_spaced_line,)}, cases=4),
@@ -333,7 +325,8 @@ FAMILIES: tuple[Family, ...] = (
     }),
     Family("hash-collision", "records whose 32-bit murmur3 hashes collide", {
         "distinct": (COLLIDING,), "concat": (COLLIDING, COLLIDING), "difference": (COLLIDING, COLLIDING),
-        "count_by_key": (_pair(COLLIDING, _pick(1)),), "join": (_pair(COLLIDING, _pick(1)), _pair(COLLIDING, _pick(2))),
+        "count_by_key": (pair_of(COLLIDING, pick(1)),),
+        "join": (pair_of(COLLIDING, pick(1)), pair_of(COLLIDING, pick(2))),
     }),
     Family("large", "thousands of updates over hundreds of versions", {
         "count_by_key": None, "distinct": None, "sum_by_key": None, "concat": None,
