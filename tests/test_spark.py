@@ -16,6 +16,7 @@ session is given.
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 from collections import Counter
@@ -81,6 +82,48 @@ def test_final_holds_what_spark_sql_computes_at_every_version(spark, logs_of, na
     for partitioned in run.partitioned:
         assert partitioned.differences == [], partitioned.partitions
     assert run.rows[-1] > 0
+
+
+NAN_FRACTION = 0.05
+"""With 600 trips, about 30 NaN distances and 30 zeros (half -0.0) in every version's table."""
+
+
+@pytest.fixture(scope="module")
+def nan_logs(spark, tmp_path_factory):
+    """The trips logs with NaN and signed-zero distances, written and read back once per module."""
+    folder = str(tmp_path_factory.mktemp("logs-nan"))
+    paths = pipeline.make_logs(spark, "trips", folder, rows=600, versions=VERSIONS, nan_fraction=NAN_FRACTION)
+    logs = pipeline.read_logs(spark, "trips", paths)
+    yield logs
+    for frame in logs.values():
+        frame.unpersist()
+
+
+def test_the_nan_trips_hold_nan_and_both_zeros(nan_logs) -> None:
+    distances = [record[3] for _, _, record, _ in pipeline.updates(nan_logs)]
+    assert sum(1 for value in distances if value != value) >= 10
+    zeros = [value for value in distances if value == 0]
+    assert any(math.copysign(1, value) < 0 for value in zeros) and any(math.copysign(1, value) > 0 for value in zeros)
+
+
+@pytest.mark.parametrize("name", [query.name for query in QUERIES.values() if query.dataset == "trips"])
+def test_nan_and_signed_zero_are_one_value_each_as_in_spark_sql(spark, nan_logs, name: str) -> None:
+    """NaN equals NaN and is above every number, -0.0 = 0.0: in GROUP BY keys, DISTINCT and MIN/MAX, single and
+    partitioned."""
+    run = pipeline.check_query(spark, QUERIES[name], nan_logs, partitions=(1, 3))
+    assert run.versions == list(range(VERSIONS))
+    assert run.differences == []
+    assert [(p.partitions, p.differences) for p in run.partitioned] == [(1, []), (3, [])]
+
+
+def test_nan_is_the_greatest_distance_and_one_group(spark, nan_logs) -> None:
+    """Spark SQL's own answers, which final/ was just held to: MAX is NaN, and all NaN rows are one group."""
+    ranges = truth.from_scratch(spark, QUERIES["distance_range"], nan_logs, VERSIONS - 1)
+    assert any(math.isnan(row[2]) for row in ranges)
+    assert not any(math.isnan(row[1]) for row in ranges if row[3] > 10)
+    groups = truth.from_scratch(spark, QUERIES["trips_by_distance"], nan_logs, VERSIONS - 1)
+    assert sum(1 for row in groups if row[0] is not None and math.isnan(row[0])) == 1
+    assert sum(1 for row in groups if row[0] == 0) == 1
 
 
 def test_trips_have_a_null_group_and_null_fares_that_sql_skips(spark, logs_of) -> None:

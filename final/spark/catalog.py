@@ -11,7 +11,8 @@ pipeline compares them as multisets at every version.
 The queries come from the documents: 004's MIN/MAX/COUNT(DISTINCT) by
 passenger count (NULL is a group); SUM/COUNT/AVG with NULLs skipped, as SQL
 does; 003's facts enriched by a chain of LEFT JOINs; and reachability by
-iteration to a fixed point (002's loops).
+iteration to a fixed point (002's loops). Two more hold Spark SQL's DOUBLE to
+its rules (``sqlfloat``): MIN/MAX of distances, and distances as GROUP BY keys.
 
 ``partition_by`` says how a query splits across Spark tasks: per input, the
 column whose hash picks the partition, or ``None`` to send the whole input
@@ -124,6 +125,26 @@ def fare_totals(trips: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
     return found.map(row)
 
 
+def distance_range(trips: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
+    """Per passenger count: the shortest and longest distance and how many are known (MIN/MAX over a DOUBLE)."""
+    found = trips.aggregate(lambda trip: trip[1], {
+        "shortest": ("min", lambda trip: trip[3]),
+        "longest": ("max", lambda trip: trip[3]),
+        "distances": ("count", lambda trip: trip[3]),
+    })
+    return found.map(lambda pair: (pair[0], *_values(pair[1], "shortest", "longest", "distances")))
+
+
+def trips_by_distance(trips: DifferenceStreamBuilder) -> DifferenceStreamBuilder:
+    """Per distance (a DOUBLE as the GROUP BY key): the trips and their lowest and highest fare."""
+    found = trips.aggregate(lambda trip: trip[3], {
+        "trips": ("count", lambda trip: 1),
+        "min_fare": ("min", lambda trip: trip[2]),
+        "max_fare": ("max", lambda trip: trip[2]),
+    })
+    return found.map(lambda pair: (pair[0], *_values(pair[1], "trips", "min_fare", "max_fare")))
+
+
 def _values(named: tuple, *names: str) -> tuple:
     """The values of ``aggregate``'s ``((name, value), ...)`` in the order of ``names``."""
     values = dict(named)
@@ -181,6 +202,23 @@ QUERIES = {
                 "FROM trips GROUP BY passenger_count",
             source="004, in-place totals: COUNT, SUM and AVG skipping NULLs",
             partition_by={"trips": "passenger_count"},
+        ),
+        Query(
+            name="distance_range", dataset="trips", inputs=("trips",),
+            columns=("passenger_count", "shortest", "longest", "distances"),
+            build=distance_range,
+            sql="SELECT passenger_count, MIN(trip_distance), MAX(trip_distance), COUNT(trip_distance) "
+                "FROM trips GROUP BY passenger_count",
+            source="Spark SQL's DOUBLE: MIN and MAX where NaN is above every number, and -0.0 = 0.0",
+            partition_by={"trips": "passenger_count"},
+        ),
+        Query(
+            name="trips_by_distance", dataset="trips", inputs=("trips",),
+            columns=("trip_distance", "trips", "min_fare", "max_fare"),
+            build=trips_by_distance,
+            sql="SELECT trip_distance, COUNT(*), MIN(fare_amount), MAX(fare_amount) FROM trips GROUP BY trip_distance",
+            source="Spark SQL's DOUBLE as a GROUP BY key: every NaN one group, -0.0 and 0.0 one group, NULL one group",
+            partition_by={"trips": "trip_distance"},
         ),
         Query(
             name="reachable", dataset="graph", inputs=("edges", "roots"), columns=("node",),

@@ -6,7 +6,8 @@ however Spark partitions the work, on a laptop or on a cluster.
 
 - ``trips``, shaped like 004's taxi data: about 5% NULL passenger counts,
   3% refunds (negative fares), 2% NULL fares, 1% NULL distances, pickups in
-  time order about 30 s apart.
+  time order about 30 s apart; with a ``nan_fraction``, NaN and signed-zero
+  distances too.
 - ``graph``: ``rows`` directed edges between ``rows // 4`` nodes, and three roots.
 - ``enrichment``, 003's tables: ``rows`` facts; a tenth as many users, half as
   many addresses, and 22 sales agents. About 10% of facts name a user who does
@@ -49,20 +50,32 @@ def unit(id_column: Column, seed: int, salt: int) -> Column:
     return F.pmod(F.xxhash64(id_column, F.lit(seed), F.lit(salt)), F.lit(1 << 30)) / float(1 << 30)
 
 
-def generate(spark: SparkSession, dataset: str, rows: int | None = None, seed: int = SEED) -> dict[str, DataFrame]:
+def generate(
+    spark: SparkSession, dataset: str, rows: int | None = None, seed: int = SEED, nan_fraction: float = 0.0
+) -> dict[str, DataFrame]:
     """``dataset``'s tables with about ``rows`` rows in the main table (the embedded size by default).
 
+    With ``nan_fraction``, about that share of each floating-point value is
+    NaN and as many again are zeros, half of them -0.0 (only ``trips`` has
+    such a column, ``trip_distance``); 0 leaves the data as without it.
+
     Raises:
-        DatasetError: the data set is unknown or ``rows`` is not a positive int.
+        DatasetError: the data set is unknown, ``rows`` is not a positive
+            int, or ``nan_fraction`` is not between 0 and 0.5.
     """
     _check_dataset(dataset)
     rows = EMBEDDED_ROWS[dataset] if rows is None else rows
     if type(rows) is not int or rows < 1:
         raise DatasetError(f"a data set's size is a positive number of rows, not {rows!r}; e.g. --rows 10000")
-    return {"trips": _trips, "graph": _graph, "enrichment": _enrichment}[dataset](spark, rows, seed)
+    if not isinstance(nan_fraction, (int, float)) or not 0 <= nan_fraction <= 0.5:
+        raise DatasetError(f"the share of NaN values is a number from 0 to 0.5, not {nan_fraction!r}; "
+                           f"e.g. --nan-fraction 0.02")
+    if dataset == "trips":
+        return _trips(spark, rows, seed, nan_fraction)
+    return {"graph": _graph, "enrichment": _enrichment}[dataset](spark, rows, seed)
 
 
-def _trips(spark: SparkSession, rows: int, seed: int) -> dict[str, DataFrame]:
+def _trips(spark: SparkSession, rows: int, seed: int, nan_fraction: float = 0.0) -> dict[str, DataFrame]:
     from pyspark.sql import functions as F
 
     trip_id = F.col("id")
@@ -72,11 +85,17 @@ def _trips(spark: SparkSession, rows: int, seed: int) -> dict[str, DataFrame]:
 
     fare = F.round(F.lit(2.5) + F.pow(u(3), 2) * 77.5, 2)
     pickup = F.lit(FIRST_PICKUP) + trip_id * 30 + F.floor(u(6) * 30)
+    distance = F.when(u(5) < 0.01, None).otherwise(F.round(F.lit(0.1) + F.pow(u(7), 2) * 30, 1))
+    if nan_fraction:
+        # A per-row product: Spark folds a literal -0.0 into 0.0.
+        zero = F.when(u(10) < 0.5, u(10) * -0.0).otherwise(F.lit(0.0))
+        distance = F.when(u(9) < nan_fraction, F.lit(float("nan"))).when(u(9) < 2 * nan_fraction, zero).otherwise(
+            distance)
     trips = spark.range(rows).select(
         trip_id.alias("trip_id"),
         F.when(u(1) < 0.05, None).otherwise(F.floor(F.pow(u(2), 2) * 7)).alias("passenger_count"),
         F.when(u(4) < 0.02, None).when(u(4) < 0.05, -fare).otherwise(fare).alias("fare_amount"),
-        F.when(u(5) < 0.01, None).otherwise(F.round(F.lit(0.1) + F.pow(u(7), 2) * 30, 1)).alias("trip_distance"),
+        distance.alias("trip_distance"),
         F.timestamp_seconds(pickup).alias("pickup_datetime"),
         F.timestamp_seconds(pickup + 120 + F.floor(u(8) * 2400)).alias("dropoff_datetime"),
     )

@@ -18,7 +18,8 @@ from time import perf_counter
 from typing import Any
 
 from ..graph import GraphBuilder
-from .catalog import QUERIES, Query
+from .catalog import QUERIES, TABLES, Query
+from .sqlfloat import float_positions, sql_row
 
 Update = tuple[str, tuple, int]
 """``(table, record, multiplicity)``: one change to one input, at a version given beside it."""
@@ -29,6 +30,8 @@ class IncrementalQuery:
 
     Invariant: ``snapshot`` is the query's result over every update applied
     so far; every version before ``next_version`` is finished in the graph.
+    Records of tables with floating-point columns enter with every NaN as
+    ``sqlfloat.NAN``, so NaN is one value, as in Spark SQL.
     """
 
     def __init__(self, query: Query) -> None:
@@ -40,6 +43,7 @@ class IncrementalQuery:
             stream, session = builder.new_session(table)
             streams.append(stream)
             self._sessions[table] = session
+        self._with_floats = {table for table in query.inputs if float_positions(TABLES[table].columns)}
         self._changes: dict[tuple, int] = {}
         self._output = query.build(*streams).output(query.name, on_version=self._collect, history=False)
         self._graph = builder.finalize()
@@ -65,8 +69,9 @@ class IncrementalQuery:
         sessions = self._sessions
         for session in sessions.values():
             session.advance_to(version)
+        with_floats = self._with_floats
         for table, record, multiplicity in updates:
-            sessions[table].update(record, multiplicity)
+            sessions[table].update(sql_row(record) if table in with_floats else record, multiplicity)
         for session in sessions.values():
             session.advance_to(version + 1)
         self._changes = {}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .catalog import Query
 from .changelog import snapshot
+from .sqlfloat import sql_row
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -30,13 +31,16 @@ class FixedPointError(RuntimeError):
 
 
 def from_scratch(spark: SparkSession, query: Query, logs: dict[str, DataFrame], version: int) -> Counter:
-    """``query``'s result at ``version``, computed by Spark SQL from the accumulated inputs: row -> multiplicity."""
+    """``query``'s result at ``version``, computed by Spark SQL from the accumulated inputs: row -> multiplicity.
+
+    A NaN in a row is ``sqlfloat.NAN``, Spark SQL's one NaN, as ``final/``'s rows hold it.
+    """
     for table in query.inputs:
         table_now = snapshot(logs[table], table, version)
         # A loop reads its inputs once per round: materialize them once per version instead.
         (table_now.localCheckpoint() if query.fixed_point else table_now).createOrReplaceTempView(table)
     result = _fixed_point(spark, query) if query.fixed_point else spark.sql(query.sql)
-    return Counter(tuple(row) for row in result.collect())
+    return Counter(sql_row(tuple(row)) for row in result.collect())
 
 
 def _fixed_point(spark: SparkSession, query: Query) -> DataFrame:
