@@ -293,3 +293,86 @@ def snapshot(log: DataFrame, table: str, version: int) -> DataFrame:
     totals = log.where(F.col(VERSION) <= version).groupBy(*names).agg(F.sum(MULTIPLICITY).alias("_copies"))
     copies = F.explode(F.array_repeat(F.lit(0), F.col("_copies").cast("int")))
     return totals.where(F.col("_copies") > 0).select(*names, copies.alias("_copy")).drop("_copy")
+
+
+IDS = {"trips": "trip_id", "facts": "fact_id"}
+"""The tables whose rows have an id that grows, so appended commits can insert new rows after the last."""
+
+
+def append_commits(
+    spark: SparkSession, log: DataFrame, table: str, dataset: str, first: int, commits: int, seed: int
+) -> DataFrame | None:
+    """Commits ``first .. first + commits - 1`` of ``table`` after its ``log`` (read, with ``_multiplicity``;
+    ``first`` after the data set's last version); None if they do not change the table.
+
+    Each commit corrects and deletes rows the table holds (each row at most
+    once over all the new commits, in the shares of ``SLICINGS``) and, for a
+    table with an id (``IDS``), inserts new rows with the next ids, generated
+    as the data set's generator makes them at a larger size.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from .datasets import generate
+
+    plan, columns = SLICINGS[table], TABLES[table].columns
+    current = snapshot(log, table, first - 1)
+    rows = current.count()
+    order = F.xxhash64(*(F.col(name) for name, _ in columns), F.lit(seed), F.lit(first))
+    ranked = current.withColumn("_position", F.row_number().over(Window.orderBy(order)) - 1)
+    pick = unit(F.col("_position"), seed + first, 71)
+    corrected = min(1.0, per_version(plan.corrected, rows) * commits / max(rows, 1))
+    deleted = min(1.0 - corrected, per_version(plan.deleted, rows) * commits / max(rows, 1))
+    # One action per picked row: the unit interval cut into the commits' shares of corrections, then deletions.
+    at = F.when(pick < corrected, F.floor(pick / corrected * commits)).when(
+        pick < corrected + deleted, F.floor((pick - corrected) / deleted * commits)) if corrected or deleted else None
+    parts = []
+    if at is not None:
+        ranked = ranked.withColumn("_version", (F.lit(first) + F.least(at, F.lit(commits - 1))).cast("long"))
+        before = [F.col(name) for name, _ in columns]
+        after = [plan.corrections[name](F.col(name), lambda salt: unit(F.col("_position"), seed + first, salt))
+                 .cast(kind).alias(name) if name in plan.corrections else F.col(name) for name, kind in columns]
+        fixed, gone = ranked.where(pick < corrected), ranked.where((pick >= corrected) & (pick < corrected + deleted))
+        for frame, values, change in ((fixed, before, "update_preimage"), (fixed, after, "update_postimage"),
+                                      (gone, before, "delete")):
+            parts.append(frame.select(*values, F.lit(change).alias(CHANGE_TYPE), F.col("_version").alias(VERSION)))
+    if table in IDS and plan.inserted:
+        key = IDS[table]
+        last_id = log.agg(F.max(key)).first()[0]
+        per_commit = per_version(plan.inserted, rows)
+        made = generate(spark, dataset, last_id + 1 + commits * per_commit, seed)[table].where(F.col(key) > last_id)
+        version = F.lit(first) + F.floor((F.col(key) - last_id - 1) / per_commit)
+        parts.append(made.select(*(F.col(name) for name, _ in columns), F.lit("insert").alias(CHANGE_TYPE),
+                                 version.cast("long").alias(VERSION)))
+    if not parts:
+        return None
+    appended = parts[0]
+    for part in parts[1:]:
+        appended = appended.unionByName(part)
+    appended = appended.withColumn(
+        TIMESTAMP, F.timestamp_seconds(F.lit(FIRST_PICKUP) + F.col(VERSION) * VERSION_SECONDS))
+    return typed_log(appended, table)
+
+
+def write_appended(log: DataFrame, path: str) -> None:
+    """Add ``log``'s files to the log folder ``path``, each renamed into place in version order.
+
+    Spark writes them into a folder beside ``path`` first; the files are then
+    moved in one by one as ``part-v<first version>-<n>.parquet``, names that
+    sort after the files already there (``part-0…``) and in version order,
+    so a follow reading the folder sees whole files, commits in order.
+    """
+    import shutil
+
+    from pyspark.sql import functions as F
+
+    staging = f"{path.rstrip(os.sep)}.append-{os.getpid()}"
+    log.orderBy(VERSION).write.mode("overwrite").parquet(staging)
+    spark = log.sparkSession
+    ranges = (spark.read.parquet(staging).groupBy(F.col("_metadata.file_path").alias("file"))
+              .agg(F.min(VERSION).alias("low")).collect())
+    low = {os.path.basename(found["file"]): found["low"] for found in ranges}
+    files = sorted((name for name in os.listdir(staging) if name in low), key=lambda name: (low[name], name))
+    for number, name in enumerate(files):
+        os.replace(os.path.join(staging, name), os.path.join(path, f"part-v{low[name]:08d}-{number:05d}.parquet"))
+    shutil.rmtree(staging)

@@ -122,21 +122,36 @@ class Run:
 
 def make_logs(
     spark: SparkSession, dataset: str, folder: str, rows: int | None = None, versions: int = EMBEDDED_VERSIONS,
-    seed: int = datasets.SEED, tables: str | None = None,
+    seed: int = datasets.SEED, tables: str | None = None, nan_fraction: float = 0.0,
 ) -> dict[str, str]:
     """Write ``dataset``'s change logs as Parquet under ``folder``; the path of each table's log.
 
-    The tables are generated (``rows``, ``seed``) or, with ``tables``, read
-    from that folder (``datasets.read``).
+    The tables are generated (``rows``, ``seed``, ``nan_fraction``) or, with
+    ``tables``, read from that folder (``datasets.read``).
     """
     if type(versions) is not int or versions < 1:
         raise ValueError(f"versions is a positive int, not {versions!r}; e.g. --versions 12")
-    frames = datasets.read(spark, dataset, tables) if tables else datasets.generate(spark, dataset, rows, seed)
+    frames = (datasets.read(spark, dataset, tables) if tables
+              else datasets.generate(spark, dataset, rows, seed, nan_fraction))
     paths = {}
     for table, frame in frames.items():
         paths[table] = os.path.join(folder, table)
         changelog.write(changelog.slice_versions(frame, table, versions, seed), paths[table])
     return paths
+
+
+def append_logs(spark: SparkSession, dataset: str, folder: str, commits: int, seed: int = datasets.SEED) -> int:
+    """Add ``commits`` commits to ``dataset``'s change logs in ``folder`` (``changelog.append_commits``); the
+    last version the logs now hold."""
+    paths = {table: os.path.join(folder, table) for table in DATASETS[dataset]}
+    logs = read_logs(spark, dataset, paths)
+    first = max(log.agg({changelog.VERSION: "max"}).first()[0] for log in logs.values()) + 1
+    for table, log in logs.items():
+        appended = changelog.append_commits(spark, log, table, dataset, first, commits, seed)
+        if appended is not None:
+            changelog.write_appended(appended, paths[table])
+        log.unpersist()
+    return first + commits - 1
 
 
 def read_logs(spark: SparkSession, dataset: str, paths: dict[str, str]) -> dict[str, DataFrame]:
@@ -223,7 +238,7 @@ def run_pipeline(
     spark: SparkSession, out: str, dataset_names: Iterable[str] = tuple(DATASETS), rows: int | None = None,
     versions: int = EMBEDDED_VERSIONS, partitions: Iterable[int] = (1, 2, 4), seed: int = datasets.SEED,
     tables: str | None = None, logs: str | None = None, log: Callable[[str], None] = print,
-    progress: bool | None = None,
+    progress: bool | None = None, nan_fraction: float = 0.0,
 ) -> Run:
     """The whole pipeline over ``dataset_names``; ``log`` receives one line per query checked.
 
@@ -233,13 +248,13 @@ def run_pipeline(
     """
     partitions = list(partitions)
     run = Run({"rows": rows, "versions": versions, "partitions": partitions, "seed": seed,
-               "master": spark.sparkContext.master, "tables": tables, "logs": logs})
+               "master": spark.sparkContext.master, "tables": tables, "logs": logs, "nan_fraction": nan_fraction})
     for dataset in dataset_names:
         if logs:
             paths = {table: os.path.join(logs, dataset, table) for table in DATASETS[dataset]}
         else:
             paths = make_logs(spark, dataset, os.path.join(out, "logs", dataset), rows, versions, seed,
-                              os.path.join(tables, dataset) if tables else None)
+                              os.path.join(tables, dataset) if tables else None, nan_fraction)
         read = read_logs(spark, dataset, paths)
         for query in queries_of(dataset):
             checked = check_query(spark, query, read, partitions, progress=progress)
