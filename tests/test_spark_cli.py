@@ -35,10 +35,11 @@ def test_run_prints_the_summary_and_ships_final_to_executors(tmp_path: Path) -> 
                               text=True, timeout=900)
     assert finished.returncode == 0, finished.stderr[-3000:]
     lines = finished.stdout.strip().splitlines()
-    assert lines[-1] == "6 versions checked, 0 differences"
+    assert lines[-1] == "12 versions checked, 0 differences"
     assert any(line.startswith("speed-up per version after the load") for line in lines)
     report = json.loads((out / "report.json").read_text())
-    assert [query["query"] for query in report["queries"]] == ["fares_by_passengers", "fare_totals"]
+    assert [query["query"] for query in report["queries"]] == [
+        "fares_by_passengers", "fare_totals", "distance_range", "trips_by_distance"]
     assert all(query["agrees"] and query["versions"] == [0, 1, 2] for query in report["queries"])
     imported = {where for query in report["queries"] for run in query["partitioned"]
                 for where in run["final_imported_from"]}

@@ -27,7 +27,9 @@ short. ``CHECKPOINT/<dataset>/`` holds Spark's own streaming checkpoint and,
 after every micro-batch that applied a version, a snapshot of the
 consolidated input collections as of the last applied version ``S``
 (``snapshot-S/<table>.parquet``, each record with its copies) and
-``state.json`` naming it, replaced atomically. A restart loads snapshot
+``state.json`` naming it (and the log files read so far), replaced
+atomically. A restart refuses a log rewritten since (a file it read is
+gone), and otherwise loads snapshot
 ``S`` into fresh dataflows (their output at the load is not written: it
 was, version by version, before ``S`` was recorded), then reads the log's
 tail (every update after ``S``) from the log files themselves, and only
@@ -58,6 +60,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
 
 from ..trace import add_multiplicity
 from .catalog import DATASETS, TABLES, Query, queries_of
@@ -214,6 +217,13 @@ class Follower:
             with open(state_path) as file:
                 state = json.load(file)
             version = state["version"]
+            for uri in state["files"]:
+                path = unquote(urlparse(uri).path)
+                if not os.path.exists(path):
+                    raise FollowError(
+                        f"the change log under {os.path.join(self.logs, self.dataset)} was rewritten since checkpoint "
+                        f"{self.folder} read it ({path} is gone): a checkpoint follows one log as it grows; follow "
+                        f"the new log with a new --checkpoint and --out")
             for table in DATASETS[self.dataset]:
                 names = TABLES[table].names
                 rows = pyarrow.parquet.read_table(os.path.join(self.folder, state["snapshot"], f"{table}.parquet"))
@@ -345,7 +355,7 @@ class Follower:
         _kill_point("snapshot")
         state = os.path.join(self.folder, "state.json")
         with open(_temporary(state), "w") as file:
-            json.dump({"version": self.applied, "snapshot": name}, file)
+            json.dump({"version": self.applied, "snapshot": name, "files": sorted(self.known_files)}, file)
         os.replace(_temporary(state), state)
         for old in os.listdir(self.folder):
             if old.startswith("snapshot-") and old != name:
