@@ -25,7 +25,8 @@ few rows corrected (preimage and postimage) or deleted at later versions.
 ``read`` refuses a log that lacks a column, has a change type or version it
 cannot mean, goes back in version (rows in file order, files in name order,
 as Spark writes a log sorted by ``_commit_version``), or deletes a row that
-is not there.
+is not there. ``write`` replaces a log only once Spark has written the new
+one whole.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from .catalog import TABLES
 from .datasets import FIRST_PICKUP, unit
+from .outputs import replace_with_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -196,8 +198,13 @@ def typed_log(frame: DataFrame, table: str) -> DataFrame:
 
 
 def write(log: DataFrame, path: str) -> None:
-    """``log`` as Parquet at ``path``, replacing it; sorted by version, so files in name order follow versions."""
-    log.orderBy(VERSION).write.mode("overwrite").parquet(path)
+    """``log`` as Parquet at ``path``, sorted by version, so files in name order follow versions.
+
+    Spark writes beside ``path`` and the new log replaces the old only when
+    Spark's write committed (``_SUCCESS``): a failed or killed write leaves
+    the previous log as it was (``outputs.replace_with_spark``).
+    """
+    replace_with_spark(path, log.orderBy(VERSION).write.parquet)
 
 
 def read(spark: SparkSession, path: str, table: str) -> DataFrame:

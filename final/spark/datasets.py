@@ -24,6 +24,7 @@ import os
 from typing import TYPE_CHECKING
 
 from .catalog import DATASETS, TABLES
+from .outputs import replace_with_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -169,9 +170,9 @@ def read(spark: SparkSession, dataset: str, folder: str) -> dict[str, DataFrame]
 
 
 def write(tables: dict[str, DataFrame], folder: str) -> None:
-    """Each table to ``<folder>/<table>.parquet``, replacing what is there."""
+    """Each table to ``<folder>/<table>.parquet``, replacing what is there only once the new one is written whole."""
     for name, frame in tables.items():
-        frame.write.mode("overwrite").parquet(os.path.join(folder, f"{name}.parquet"))
+        replace_with_spark(os.path.join(folder, f"{name}.parquet"), frame.write.parquet)
 
 
 def _check_dataset(dataset: str) -> None:
