@@ -65,7 +65,9 @@ class QueryRun:
     """A query checked at every version: ``final/``'s result against Spark SQL's from scratch, and timings.
 
     ``incremental_seconds[i]`` and ``scratch_seconds[i]`` are the two sides'
-    times at ``versions[i]``; ``rows[i]`` is the result's size there.
+    times at ``versions[i]``; ``rows[i]`` is the result's size there, and
+    ``rows_changed[i]`` how many result rows ``final/`` added or retracted
+    there (the sum of its changes' absolute multiplicities).
     """
 
     dataset: str
@@ -76,6 +78,7 @@ class QueryRun:
     rows: list[int] = field(default_factory=list)
     incremental_seconds: list[float] = field(default_factory=list)
     scratch_seconds: list[float] = field(default_factory=list)
+    rows_changed: list[int] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     partitioned: list[Partitioned] = field(default_factory=list)
 
@@ -98,6 +101,25 @@ class QueryRun:
         """Median from-scratch time over median incremental time, for the versions after the initial load."""
         incremental = self.incremental_median
         return self.scratch_median / incremental if incremental else float("inf")
+
+    @property
+    def load_seconds(self) -> float:
+        """``final/``'s time for the first version: the initial load, built from nothing."""
+        return self.incremental_seconds[0] if self.incremental_seconds else 0.0
+
+    @property
+    def break_even_version(self) -> int | None:
+        """The first version by which ``final/``'s total time, load included, is at most Spark SQL's; or None.
+
+        Spark SQL's total is every version computed from scratch up to that
+        one: what answering at each version costs without ``final/``.
+        """
+        incremental = scratch = 0.0
+        for version, ours, theirs in zip(self.versions, self.incremental_seconds, self.scratch_seconds, strict=True):
+            incremental, scratch = incremental + ours, scratch + theirs
+            if incremental <= scratch:
+                return version
+        return None
 
 
 def _after_load(seconds: list[float]) -> float:
@@ -181,7 +203,7 @@ def check_query(
                disable=None if progress is None else not progress, file=sys.stderr)
     for version in bar:
         start = perf_counter()
-        engine.apply(version, batches.get(version, []))
+        changes = engine.apply(version, batches.get(version, []))
         incremental = perf_counter() - start
         start = perf_counter()
         truths[version] = truth = from_scratch(spark, query, inputs, version)
@@ -190,6 +212,7 @@ def check_query(
         run.incremental_seconds.append(incremental)
         run.scratch_seconds.append(scratch)
         run.rows.append(sum(truth.values()))
+        run.rows_changed.append(sum(abs(multiplicity) for multiplicity in changes.values()))
         run.differences += compare(version, truth, engine.snapshot)
     if query.partition_by is not None:
         for count in partitions:
