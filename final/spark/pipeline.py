@@ -1,8 +1,10 @@
 """The pipeline: data set -> change logs -> Spark SQL from scratch and ``final/`` incrementally, compared per version.
 
-For each data set: generate its tables (or read them), slice each into a
-change log written as Parquet in Delta's change data feed convention, and
-read the logs back, checked. Then for each of the data set's queries and each
+For every data set asked for, first: generate its tables (or read them,
+checked), slice each into a change log written as Parquet in Delta's change
+data feed convention, and read the logs back, checked; so a bad input of the
+last data set stops the run before the first is checked. Then for each data
+set's queries and each
 version, in order: ``final/`` applies that version's updates to its dataflow
 (timed), Spark SQL recomputes the query from scratch on the accumulated
 tables (timed), and the two results are compared as multisets; every row
@@ -151,9 +153,20 @@ def make_logs(
     The tables are generated (``rows``, ``seed``) or, with ``tables``, read
     from that folder (``datasets.read``).
     """
+    frames = datasets.read(spark, dataset, tables) if tables else datasets.generate(spark, dataset, rows, seed)
+    return write_logs(frames, folder, versions, seed)
+
+
+def write_logs(
+    frames: dict[str, DataFrame], folder: str, versions: int = EMBEDDED_VERSIONS, seed: int = datasets.SEED
+) -> dict[str, str]:
+    """Each table of ``frames`` as a change log over ``versions`` versions under ``folder``; each log's path.
+
+    Raises:
+        ValueError: ``versions`` is not a positive int.
+    """
     if type(versions) is not int or versions < 1:
         raise ValueError(f"versions is a positive int, not {versions!r}; e.g. --versions 12")
-    frames = datasets.read(spark, dataset, tables) if tables else datasets.generate(spark, dataset, rows, seed)
     paths = {}
     for table, frame in frames.items():
         paths[table] = os.path.join(folder, table)
@@ -253,17 +266,28 @@ def run_pipeline(
     The change logs are made from generated tables (``rows``, ``seed``), or
     from tables read from ``tables/<dataset>/``, and written under
     ``out/logs/<dataset>/``; or, with ``logs``, read from ``logs/<dataset>/<table>``.
+    Every data set's tables are read, and every log written and read back,
+    before the first query is checked.
+
+    Raises:
+        DatasetError, ChangeLogError: a table or change log that cannot be read (see ``datasets.read``,
+            ``changelog.read``).
     """
     partitions = list(partitions)
     run = Run({"rows": rows, "versions": versions, "partitions": partitions, "seed": seed,
                "master": spark.sparkContext.master, "tables": tables, "logs": logs})
+    dataset_names = list(dataset_names)
+    if logs:
+        paths = {dataset: {table: os.path.join(logs, dataset, table) for table in DATASETS[dataset]}
+                 for dataset in dataset_names}
+    else:
+        frames = {dataset: datasets.read(spark, dataset, os.path.join(tables, dataset)) if tables
+                  else datasets.generate(spark, dataset, rows, seed) for dataset in dataset_names}
+        paths = {dataset: write_logs(frames[dataset], os.path.join(out, "logs", dataset), versions, seed)
+                 for dataset in dataset_names}
+    logs_read = {dataset: read_logs(spark, dataset, paths[dataset]) for dataset in dataset_names}
     for dataset in dataset_names:
-        if logs:
-            paths = {table: os.path.join(logs, dataset, table) for table in DATASETS[dataset]}
-        else:
-            paths = make_logs(spark, dataset, os.path.join(out, "logs", dataset), rows, versions, seed,
-                              os.path.join(tables, dataset) if tables else None)
-        read = read_logs(spark, dataset, paths)
+        read = logs_read[dataset]
         for query in queries_of(dataset):
             checked = check_query(spark, query, read, partitions, progress=progress)
             run.queries.append(checked)
