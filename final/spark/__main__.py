@@ -30,14 +30,17 @@ from .datasets import DatasetError
 from .inputs import validate
 from .outputs import OutputError
 from .session import MasterURLError, SparkUnavailableError, check_master, parse_conf, settings
+from .truth import FixedPointError
 
 DEFAULT_OUT = os.path.join("out", "spark")
 
 SPARK_LOG = "spark.log"
 """The file under ``--out`` that receives the JVM's stderr and the trace of any unforeseen error."""
 
-FORESEEN = (SparkUnavailableError, MasterURLError, DatasetError, ChangeLogError, OutputError, ValueError)
-"""Errors whose message says all there is to say: printed alone, with no trace."""
+FORESEEN = (SparkUnavailableError, MasterURLError, DatasetError, ChangeLogError, OutputError, FixedPointError,
+            ValueError)
+"""The pipeline's errors, whose message says all there is to say: printed alone, with no trace. (pyspark's
+own errors subclass ValueError too, but they are not foreseen: their trace goes to spark.log.)"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,11 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_file = os.path.join(arguments.out, SPARK_LOG)
     try:
         return _command(arguments, log_file)
-    except FORESEEN as error:
-        print(f"error: {error}", file=sys.stderr)
     except Exception as error:
-        print(f"error: {_unforeseen(error, log_file)}", file=sys.stderr)
-    return 2
+        foreseen = isinstance(error, FORESEEN) and not type(error).__module__.startswith(("pyspark", "py4j"))
+        print(f"error: {error if foreseen else _unforeseen(error, log_file)}", file=sys.stderr)
+        return 2
 
 
 def _command(arguments: argparse.Namespace, log_file: str) -> int:
