@@ -237,7 +237,8 @@ def test_versions_going_back_inside_a_file_are_refused(spark, tmp_path: Path) ->
     with pytest.raises(ChangeLogError, match="column _commit_version goes back from 2 to 1") as caught:
         read_log(spark, path, "roots")
     [part] = [file.name for file in Path(path).glob("part-*.parquet")]
-    assert "row 2 of " in str(caught.value) and f"{path}/{part}" in str(caught.value)
+    # The third row, (3, 'insert', 1): Spark's row_index says 2, counting from 0.
+    assert "row 3 (counted from 1) of " in str(caught.value) and f"{path}/{part}" in str(caught.value)
 
 
 def test_versions_going_back_across_files_are_refused(spark, tmp_path: Path) -> None:
@@ -259,7 +260,7 @@ def test_an_unknown_change_type_is_refused(spark, tmp_path: Path) -> None:
     path = write_log(spark, tmp_path / "log", [(1, "insert", 0), (1, "upsert", 1)])
     with pytest.raises(ChangeLogError, match="column _change_type is 'upsert'") as caught:
         read_log(spark, path, "roots")
-    assert f"row 1 of file:{path}/part-" in str(caught.value)
+    assert f"row 2 (counted from 1) of file:{path}/part-" in str(caught.value)
 
 
 def test_deleting_a_row_never_inserted_is_refused(spark, tmp_path: Path) -> None:
@@ -268,8 +269,10 @@ def test_deleting_a_row_never_inserted_is_refused(spark, tmp_path: Path) -> None
     assert sorted(tuple(row) for row in held.select("node", "_commit_version", "_multiplicity").collect()) == [
         (1, 0, 1), (1, 1, -1), (2, 0, 1)]
     path = write_log(spark, tmp_path / "bad", [*rows, (3, "delete", 1)])
-    with pytest.raises(ChangeLogError, match=re.escape(f"change log {path} deletes (3,) at version 1")):
+    with pytest.raises(ChangeLogError, match=re.escape(f"change log {path} deletes the record (node = 3) at version 1")
+                       ) as caught:
         read_log(spark, path, "roots")
+    assert f"in row 4 (counted from 1) of file:{path}/part-" in str(caught.value)
 
 
 def test_a_setting_without_a_value_or_key_is_refused() -> None:

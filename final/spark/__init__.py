@@ -8,7 +8,10 @@ query incrementally through its public API (``incremental``); the pipeline
 compares the two results row by row and times both (``pipeline``), runs the
 queries that split by key partitioned on Spark executors, one ``final/``
 engine per partition (``partitioned``), and writes a report with plots
-(``report``). ``python -m final.spark run`` does all of it (``__main__``).
+(``report``). ``python -m final.spark run`` does all of it (``__main__``),
+after checking every input before any work starts (``inputs``); every
+output replaces the previous one whole, and every message shows values as
+SQL does (``outputs``).
 
 Importing this package imports nothing from Spark: executors import
 ``final.spark.incremental`` and ``final.spark.catalog`` to run their

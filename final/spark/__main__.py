@@ -1,12 +1,19 @@
-"""The pipeline's command line: ``python -m final.spark run`` and ``python -m final.spark generate``.
+"""The pipeline's command line: ``python -m final.spark run``, ``generate`` and ``follow``.
 
 ``run`` checks ``final/`` against Spark SQL at every version of each data
 set's change logs and writes the report; its last line reads
-``<V> versions checked, <D> differences`` and it exits with 1 when D > 0.
-``generate`` writes a data set's tables and change logs as Parquet, to read
-back with ``run --tables`` or ``run --logs`` (or to look at). Anything that
-fails to start or read (Java, a data set, a change log) is one line on
-stderr and exit status 2.
+``<V> versions checked, <D> differences`` and it exits with 1 when D > 0,
+and only then. ``generate`` writes a data set's tables and change logs as
+Parquet, to read back with ``run --tables`` or ``run --logs`` (or to look at);
+with ``--append K`` it adds K commits to existing logs. ``follow`` keeps
+every query up to date as commits land in a log folder (``follow.py``).
+
+Every input (the arguments, the master URL, each data set's tables or logs)
+is checked before any work starts (``inputs.validate``). Anything that fails
+to start, read or write is one line on stderr beginning ``error:`` and exit
+status 2; Spark's own output (the JVM's log and stack traces) goes to
+``<out>/spark.log``, and so does the trace of an error the pipeline did not
+foresee, which the ``error:`` line points to.
 """
 
 from __future__ import annotations
@@ -14,20 +21,40 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from . import datasets
 from .catalog import DATASETS
 from .changelog import ChangeLogError
 from .datasets import DatasetError
-from .follow import FollowError, datasets_in
-from .session import SparkUnavailableError, parse_conf
+from .follow import FollowError
+from .inputs import validate
+from .outputs import OutputError
+from .session import MasterURLError, SparkUnavailableError, check_master, parse_conf, settings
+from .truth import FixedPointError
 
 DEFAULT_OUT = os.path.join("out", "spark")
 
+SPARK_LOG = "spark.log"
+"""The file under ``--out`` that receives the JVM's stderr and the trace of any unforeseen error."""
+
+FORESEEN = (SparkUnavailableError, MasterURLError, DatasetError, ChangeLogError, OutputError, FixedPointError,
+            FollowError, ValueError)
+"""The pipeline's errors, whose message says all there is to say: printed alone, with no trace. (pyspark's
+own errors subclass ValueError too, but they are not foreseen: their trace goes to spark.log.)"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one ``error:`` line (exit status 2, as argparse has it)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message}; see `{self.prog} --help`\n")
+
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m final.spark", description=__doc__.split("\n\n")[0])
+    top = _Parser(prog="python -m final.spark", description=__doc__.split("\n\n")[0])
     commands = top.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="check final/ against Spark SQL at every version, and report")
     generate = commands.add_parser("generate", help="write a data set's tables and change logs as Parquet")
@@ -66,61 +93,119 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv``; the exit status: 0, 1 (differences found) or 2 (could not start or read).
+
+    A usage error exits at once (argparse's ``SystemExit``, status 2).
+    """
     arguments = parser().parse_args(argv)
+    log_file = os.path.join(arguments.out, SPARK_LOG)
     try:
-        conf = parse_conf(arguments.conf)
-        from .session import spark_session
-
-        if arguments.command == "follow":
-            from .follow import follow
-
-            datasets_in(arguments.logs)
-            applied = follow(spark_session(arguments.master, conf), arguments.logs, arguments.out,
-                             arguments.checkpoint, arguments.available_now, arguments.trigger_seconds)
-            print("followed: " + ", ".join(f"{name} through version {version}" for name, version in applied.items())
-                  + f"; change feeds in {arguments.out}")
-            return 0
-        partitions = _partitions(arguments.partitions) if arguments.command == "run" else []
-        names = list(DATASETS) if arguments.dataset == "all" else [arguments.dataset]
-        from .pipeline import EMBEDDED_VERSIONS, append_logs, make_logs, read_logs, run_pipeline
-        from .report import write_report
-
-        versions = EMBEDDED_VERSIONS if arguments.versions is None else arguments.versions
-        spark = spark_session(arguments.master, conf)
-        if arguments.command == "generate" and arguments.append is not None:
-            if not arguments.logs or arguments.append < 1:
-                raise ValueError("--append K adds K > 0 commits to the logs named by --logs DIR; "
-                                 "e.g. generate --append 2 --logs out/spark/logs")
-            if arguments.dataset == "all":
-                names = datasets_in(arguments.logs)
-            for name in names:
-                last = append_logs(spark, name, os.path.join(arguments.logs, name), arguments.append, arguments.seed)
-                print(f"{name}: {arguments.append} commits added to {os.path.join(arguments.logs, name)}, "
-                      f"now through version {last}")
-            return 0
-        if arguments.command == "generate":
-            for name in names:
-                tables = datasets.generate(spark, name, arguments.rows, arguments.seed, arguments.nan_fraction)
-                datasets.write(tables, os.path.join(arguments.out, "tables", name))
-                paths = make_logs(spark, name, os.path.join(arguments.out, "logs", name), arguments.rows, versions,
-                                  arguments.seed, nan_fraction=arguments.nan_fraction)
-                read_logs(spark, name, paths)
-                print(f"{name}: tables in {os.path.join(arguments.out, 'tables', name)}, "
-                      f"change logs in {os.path.join(arguments.out, 'logs', name)}")
-            return 0
-        run = run_pipeline(spark, arguments.out, names, arguments.rows, versions, partitions, arguments.seed,
-                           arguments.tables, logs=arguments.logs, progress=arguments.progress,
-                           nan_fraction=arguments.nan_fraction)
-        paths = write_report(run, arguments.out)
-    except (SparkUnavailableError, DatasetError, ChangeLogError, FollowError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        return _command(arguments, log_file)
+    except Exception as error:
+        foreseen = isinstance(error, FORESEEN) and not type(error).__module__.startswith(("pyspark", "py4j"))
+        print(f"error: {error if foreseen else _unforeseen(error, log_file)}", file=sys.stderr)
         return 2
+
+
+def _command(arguments: argparse.Namespace, log_file: str) -> int:
+    conf = parse_conf(arguments.conf)
+    if arguments.command == "follow":
+        return _follow(arguments, conf, log_file)
+    if arguments.command == "generate" and arguments.append is not None:
+        return _append(arguments, conf, log_file)
+    partitions = _partitions(arguments.partitions) if arguments.command == "run" else []
+    names = list(DATASETS) if arguments.dataset == "all" else [arguments.dataset]
+    from .pipeline import EMBEDDED_VERSIONS, read_logs, run_pipeline, write_logs
+    from .report import write_report
+    from .session import spark_session
+
+    versions = EMBEDDED_VERSIONS if arguments.versions is None else arguments.versions
+    check_master(settings(arguments.master, conf)[0])
+    reads = arguments.command == "run"
+    validate(names, arguments.rows, versions, arguments.tables if reads else None, arguments.logs if reads else None)
+    spark = spark_session(arguments.master, conf, log_file=log_file)
+    if arguments.command == "generate":
+        for name in names:
+            tables = datasets.generate(spark, name, arguments.rows, arguments.seed, arguments.nan_fraction)
+            datasets.write(tables, os.path.join(arguments.out, "tables", name))
+            paths = write_logs(tables, os.path.join(arguments.out, "logs", name), versions, arguments.seed)
+            read_logs(spark, name, paths)
+            print(f"{name}: tables in {os.path.join(arguments.out, 'tables', name)}, "
+                  f"change logs in {os.path.join(arguments.out, 'logs', name)}")
+        return 0
+    run = run_pipeline(spark, arguments.out, names, arguments.rows, versions, partitions, arguments.seed,
+                       arguments.tables, logs=arguments.logs, progress=arguments.progress,
+                       nan_fraction=arguments.nan_fraction)
+    paths = write_report(run, arguments.out, vars(arguments))
     print("speed-up per version after the load, final/ against Spark SQL from scratch: "
           + ", ".join(f"{query.query} {query.speedup:.0f}x" for query in run.queries))
     print(f"report: {paths['report.md']} and {paths['report.json']}; plots: "
           + ", ".join(path for name, path in paths.items() if name.endswith(".png")))
     print(f"{run.versions_checked} versions checked, {run.differences} differences")
     return 1 if run.differences else 0
+
+
+def _follow(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) -> int:
+    """``follow``: the log folder checked first, then followed (until stopped, unless --available-now)."""
+    from .follow import datasets_in, follow
+    from .session import spark_session
+
+    check_master(settings(arguments.master, conf)[0])
+    names = datasets_in(arguments.logs)
+    validate(names, None, 1, None, arguments.logs)
+    spark = spark_session(arguments.master, conf, log_file=log_file)
+    applied = follow(spark, arguments.logs, arguments.out, arguments.checkpoint, arguments.available_now,
+                     arguments.trigger_seconds)
+    print("followed: " + ", ".join(f"{name} through version {version}" for name, version in applied.items())
+          + f"; change feeds in {arguments.out}")
+    return 0
+
+
+def _append(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) -> int:
+    """``generate --append K --logs DIR``: K more commits in each data set's logs under DIR."""
+    from .follow import datasets_in
+    from .pipeline import append_logs
+    from .session import spark_session
+
+    if not arguments.logs or arguments.append < 1:
+        raise ValueError("--append K adds K > 0 commits to the logs named by --logs DIR; "
+                         "e.g. generate --append 2 --logs out/spark/logs")
+    check_master(settings(arguments.master, conf)[0])
+    names = datasets_in(arguments.logs) if arguments.dataset == "all" else [arguments.dataset]
+    validate(names, None, 1, None, arguments.logs)
+    spark = spark_session(arguments.master, conf, log_file=log_file)
+    for name in names:
+        last = append_logs(spark, name, os.path.join(arguments.logs, name), arguments.append, arguments.seed)
+        print(f"{name}: {arguments.append} commits added to {os.path.join(arguments.logs, name)}, "
+              f"now through version {last}")
+    return 0
+
+
+def _unforeseen(error: Exception, log_file: str) -> str:
+    """Append ``error``'s trace to ``log_file``; one line saying what failed and where the trace is."""
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(log_file)), exist_ok=True)
+        with open(log_file, "a") as log:
+            log.write("".join(traceback.format_exception(error)))
+        where = f"the full trace is in {log_file}"
+    except OSError as unwritable:
+        where = f"its trace could not be written to {log_file} ({unwritable.strerror})"
+    return f"{_cause(error)}; {where}"
+
+
+def _cause(error: Exception) -> str:
+    """The first line of what went wrong: for an error from Spark's JVM, its innermost Java cause."""
+    text = f"{type(error).__name__}: {error}"
+    java = getattr(error, "java_exception", None)
+    if java is not None:
+        try:
+            while java.getCause() is not None:
+                java = java.getCause()
+            text = java.toString()
+        except Exception:  # the JVM may be gone: then the Python side's message is what is left
+            pass
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
 
 
 def _partitions(text: str) -> list[int]:

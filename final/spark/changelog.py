@@ -22,10 +22,13 @@ multiplicities up to ``v`` add up to more than zero, that many times.
 ``slice_versions`` makes a log from a table with a Spark job: most rows at
 version 0, the rest inserted in time order over the later versions, and a
 few rows corrected (preimage and postimage) or deleted at later versions.
-``read`` refuses a log that lacks a column, has a change type or version it
-cannot mean, goes back in version (rows in file order, files in name order,
-as Spark writes a log sorted by ``_commit_version``), or deletes a row that
-is not there.
+``read`` refuses a log that lacks a column, holds a value that does not cast
+to its column's type, has a change type or version it cannot mean, goes
+back in version (rows in file order, files in name order, as Spark writes a
+log sorted by ``_commit_version``), or deletes a row that is not there; the
+message names the file, the row (counted from 1) and the column, and shows
+values as SQL does (``outputs.sql_text``). ``write`` replaces a log only once
+Spark has written the new one whole.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .catalog import TABLES
-from .datasets import FIRST_PICKUP, unit
+from .datasets import FIRST_PICKUP, uncastable, unit
+from .outputs import record_text, replace_with_spark, sql_text
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -196,18 +200,24 @@ def typed_log(frame: DataFrame, table: str) -> DataFrame:
 
 
 def write(log: DataFrame, path: str) -> None:
-    """``log`` as Parquet at ``path``, replacing it; sorted by version, so files in name order follow versions."""
-    log.orderBy(VERSION).write.mode("overwrite").parquet(path)
+    """``log`` as Parquet at ``path``, sorted by version, so files in name order follow versions.
+
+    Spark writes beside ``path`` and the new log replaces the old only when
+    Spark's write committed (``_SUCCESS``): a failed or killed write leaves
+    the previous log as it was (``outputs.replace_with_spark``).
+    """
+    replace_with_spark(path, log.orderBy(VERSION).write.parquet)
 
 
 def read(spark: SparkSession, path: str, table: str) -> DataFrame:
     """The change log of ``table`` at ``path`` (Parquet), checked, with its data columns typed.
 
     Raises:
-        ChangeLogError: the path does not exist; a column is missing; a
-            ``_change_type`` is not one of ``MULTIPLICITIES``; a version is
-            NULL or negative; versions go back (naming the file and row); or
-            the log deletes a record it does not hold.
+        ChangeLogError: the path does not exist; a column is missing; a value
+            does not cast to its column's type; a ``_change_type`` is not one
+            of ``MULTIPLICITIES``; a version is NULL or negative; versions go
+            back (naming the file and row); or the log deletes a record it
+            does not hold.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -221,6 +231,9 @@ def read(spark: SparkSession, path: str, table: str) -> DataFrame:
                 f"change log {path} lacks column {column!r}: a log of {table!r} has the columns "
                 f"{', '.join(TABLES[table].names)}, {CHANGE_TYPE} and {VERSION} (Delta's change data feed)"
             )
+    problem = uncastable(frame, (*TABLES[table].columns, (VERSION, "BIGINT")))
+    if problem:
+        raise ChangeLogError(f"change log {path}: {problem}")
     located = frame.select(
         F.col(CHANGE_TYPE), F.col(VERSION),
         F.col("_metadata.file_path").alias("file"), F.col("_metadata.row_index").alias("row"),
@@ -241,17 +254,18 @@ def read(spark: SparkSession, path: str, table: str) -> DataFrame:
                 f"(write it sorted: .orderBy('{VERSION}'))"
             )
     log = with_multiplicity(typed_log(frame, table))
-    _check_never_negative(log, table, path)
+    _check_never_negative(log, frame, table, path)
     return log
 
 
 def _problem(row: dict) -> str:
-    where = f"row {row['row']} of {row['file']}"
+    # Spark numbers a file's rows from 0 (_metadata.row_index); people count from 1.
+    where = f"row {row['row'] + 1} (counted from 1) of {row['file']}"
     if row[CHANGE_TYPE] not in MULTIPLICITIES:
-        return (f"{where}: column {CHANGE_TYPE} is {row[CHANGE_TYPE]!r}; Delta's change types are "
+        return (f"{where}: column {CHANGE_TYPE} is {sql_text(row[CHANGE_TYPE])}; Delta's change types are "
                 f"{', '.join(MULTIPLICITIES)}")
     if row[VERSION] is None or row[VERSION] < 0:
-        return f"{where}: column {VERSION} is {row[VERSION]!r}; versions are non-negative integers"
+        return f"{where}: column {VERSION} is {sql_text(row[VERSION])}; versions are non-negative integers"
     return (f"{where}: column {VERSION} goes back from {row['previous']} to {row[VERSION]}; a change log lists "
             f"versions in order (write it sorted: .orderBy('{VERSION}'))")
 
@@ -264,8 +278,12 @@ def with_multiplicity(log: DataFrame) -> DataFrame:
     return log.withColumn(MULTIPLICITY, F.when(positive, 1).otherwise(-1))
 
 
-def _check_never_negative(log: DataFrame, table: str, path: str) -> None:
-    """Refuse a log in which some record's multiplicity, added up to a version, is below zero."""
+def _check_never_negative(log: DataFrame, frame: DataFrame, table: str, path: str) -> None:
+    """Refuse a log in which some record's multiplicity, added up to a version, is below zero.
+
+    ``log`` is the typed log; ``frame`` the log as read, to name the file and
+    row of the first retraction that goes too far.
+    """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -279,9 +297,19 @@ def _check_never_negative(log: DataFrame, table: str, path: str) -> None:
     if negative:
         found = negative[0]
         record = tuple(found[name] for name in names)
+        same = F.col(VERSION).cast("long") == found[VERSION]
+        for (name, kind), value in zip(TABLES[table].columns, record, strict=True):
+            same = same & F.col(name).cast(kind).eqNullSafe(F.lit(value))
+        [retraction] = (
+            frame.where(same & F.col(CHANGE_TYPE).isin("delete", "update_preimage"))
+            .select(F.col("_metadata.file_path").alias("file"), F.col("_metadata.row_index").alias("row"))
+            .orderBy("file", "row").limit(1).collect()
+        )
         raise ChangeLogError(
-            f"change log {path} deletes {record} at version {found[VERSION]} more times than it was inserted "
-            f"(it would hold {found['total']} copies); a log may only delete rows the table holds"
+            f"change log {path} deletes the record {record_text(names, record)} at version {found[VERSION]} more "
+            f"times than it was inserted (the table would hold {found['total']} copies), in row "
+            f"{retraction['row'] + 1} (counted from 1) of {retraction['file']}; a log may only delete rows the "
+            f"table holds"
         )
 
 

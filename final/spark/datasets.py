@@ -16,15 +16,18 @@ however Spark partitions the work, on a laptop or on a cluster.
 
 ``read`` takes a folder holding one file or folder per table
 (``<table>.parquet`` or ``<table>.csv`` with a header), with the columns of
-``catalog.TABLES``.
+``catalog.TABLES``, and refuses a value that does not cast to its column's
+type, naming the file, row and column (``uncastable``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .catalog import DATASETS, TABLES
+from .outputs import replace_with_spark, sql_text
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -161,7 +164,8 @@ def read(spark: SparkSession, dataset: str, folder: str) -> dict[str, DataFrame]
     """``dataset``'s tables from ``folder``: ``<table>.parquet`` or ``<table>.csv`` (with a header) for each.
 
     Raises:
-        DatasetError: a table's file is missing, or lacks one of its columns.
+        DatasetError: a table's file is missing, lacks one of its columns, or
+            holds a value that does not cast to its column's type.
     """
     _check_dataset(dataset)
     tables = {}
@@ -183,14 +187,55 @@ def read(spark: SparkSession, dataset: str, folder: str) -> dict[str, DataFrame]
             raise DatasetError(
                 f"{path} lacks column {missing[0]!r}; table {name!r} has the columns {', '.join(table.names)}"
             )
+        problem = uncastable(frame, table.columns, header=path == csv)
+        if problem:
+            raise DatasetError(f"{problem}; correct it, or leave the field empty for NULL")
         tables[name] = typed(frame, name)
     return tables
 
 
+def uncastable(frame: DataFrame, columns: Sequence[tuple[str, str]], header: bool = False) -> str | None:
+    """The first value of ``frame`` (read from files) that does not cast to its column's type, said where; or None.
+
+    ``columns`` are ``(name, Spark SQL type)``; only those whose type in
+    ``frame`` differs are checked (a Parquet file written with the table's
+    types costs nothing). A value does not cast when it is not NULL and
+    ``try_cast`` makes it NULL. The row is counted from 1, after the header
+    for a CSV file (``header``), in file order.
+    """
+    from pyspark.sql import functions as F
+
+    types = dict(frame.dtypes)
+    checked = [(name, kind) for name, kind in columns if types[name] != kind.lower()]
+    if not checked:
+        return None
+    fails = [F.col(name).isNotNull() & F.col(name).try_cast(kind).isNull() for name, kind in checked]
+    # Parquet numbers its rows (from 0); a CSV file's rows are counted in file order, which the ids follow.
+    position = F.monotonically_increasing_id() if header else F.col("_metadata.row_index")
+    located = frame.select(
+        *(name for name, _ in checked), *(fail.alias(f"_fails_{index}") for index, fail in enumerate(fails)),
+        F.col("_metadata.file_path").alias("_file"), position.alias("_position"),
+    )
+    condition = F.lit(False)
+    for fail in fails:
+        condition = condition | fail
+    found = located.where(condition).orderBy("_file", "_position").limit(1).collect()
+    if not found:
+        return None
+    first = found[0]
+    if header:
+        row = located.where((F.col("_file") == first["_file"]) & (F.col("_position") <= first["_position"])).count()
+    else:
+        row = first["_position"] + 1
+    name, kind = next(column for index, column in enumerate(checked) if first[f"_fails_{index}"])
+    counted = "counted from 1 after the header" if header else "counted from 1"
+    return f"{first['_file']}, row {row} ({counted}), column {name}: {sql_text(first[name])} is not a {kind}"
+
+
 def write(tables: dict[str, DataFrame], folder: str) -> None:
-    """Each table to ``<folder>/<table>.parquet``, replacing what is there."""
+    """Each table to ``<folder>/<table>.parquet``, replacing what is there only once the new one is written whole."""
     for name, frame in tables.items():
-        frame.write.mode("overwrite").parquet(os.path.join(folder, f"{name}.parquet"))
+        replace_with_spark(os.path.join(folder, f"{name}.parquet"), frame.write.parquet)
 
 
 def _check_dataset(dataset: str) -> None:

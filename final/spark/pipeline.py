@@ -1,8 +1,10 @@
 """The pipeline: data set -> change logs -> Spark SQL from scratch and ``final/`` incrementally, compared per version.
 
-For each data set: generate its tables (or read them), slice each into a
-change log written as Parquet in Delta's change data feed convention, and
-read the logs back, checked. Then for each of the data set's queries and each
+For every data set asked for, first: generate its tables (or read them,
+checked), slice each into a change log written as Parquet in Delta's change
+data feed convention, and read the logs back, checked; so a bad input of the
+last data set stops the run before the first is checked. Then for each data
+set's queries and each
 version, in order: ``final/`` applies that version's updates to its dataflow
 (timed), Spark SQL recomputes the query from scratch on the accumulated
 tables (timed), and the two results are compared as multisets; every row
@@ -65,7 +67,9 @@ class QueryRun:
     """A query checked at every version: ``final/``'s result against Spark SQL's from scratch, and timings.
 
     ``incremental_seconds[i]`` and ``scratch_seconds[i]`` are the two sides'
-    times at ``versions[i]``; ``rows[i]`` is the result's size there.
+    times at ``versions[i]``; ``rows[i]`` is the result's size there, and
+    ``rows_changed[i]`` how many result rows ``final/`` added or retracted
+    there (the sum of its changes' absolute multiplicities).
     """
 
     dataset: str
@@ -76,6 +80,7 @@ class QueryRun:
     rows: list[int] = field(default_factory=list)
     incremental_seconds: list[float] = field(default_factory=list)
     scratch_seconds: list[float] = field(default_factory=list)
+    rows_changed: list[int] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     partitioned: list[Partitioned] = field(default_factory=list)
 
@@ -98,6 +103,25 @@ class QueryRun:
         """Median from-scratch time over median incremental time, for the versions after the initial load."""
         incremental = self.incremental_median
         return self.scratch_median / incremental if incremental else float("inf")
+
+    @property
+    def load_seconds(self) -> float:
+        """``final/``'s time for the first version: the initial load, built from nothing."""
+        return self.incremental_seconds[0] if self.incremental_seconds else 0.0
+
+    @property
+    def break_even_version(self) -> int | None:
+        """The first version by which ``final/``'s total time, load included, is at most Spark SQL's; or None.
+
+        Spark SQL's total is every version computed from scratch up to that
+        one: what answering at each version costs without ``final/``.
+        """
+        incremental = scratch = 0.0
+        for version, ours, theirs in zip(self.versions, self.incremental_seconds, self.scratch_seconds, strict=True):
+            incremental, scratch = incremental + ours, scratch + theirs
+            if incremental <= scratch:
+                return version
+        return None
 
 
 def _after_load(seconds: list[float]) -> float:
@@ -129,10 +153,21 @@ def make_logs(
     The tables are generated (``rows``, ``seed``, ``nan_fraction``) or, with
     ``tables``, read from that folder (``datasets.read``).
     """
-    if type(versions) is not int or versions < 1:
-        raise ValueError(f"versions is a positive int, not {versions!r}; e.g. --versions 12")
     frames = (datasets.read(spark, dataset, tables) if tables
               else datasets.generate(spark, dataset, rows, seed, nan_fraction))
+    return write_logs(frames, folder, versions, seed)
+
+
+def write_logs(
+    frames: dict[str, DataFrame], folder: str, versions: int = EMBEDDED_VERSIONS, seed: int = datasets.SEED
+) -> dict[str, str]:
+    """Each table of ``frames`` as a change log over ``versions`` versions under ``folder``; each log's path.
+
+    Raises:
+        ValueError: ``versions`` is not a positive int.
+    """
+    if type(versions) is not int or versions < 1:
+        raise ValueError(f"versions is a positive int, not {versions!r}; e.g. --versions 12")
     paths = {}
     for table, frame in frames.items():
         paths[table] = os.path.join(folder, table)
@@ -196,7 +231,7 @@ def check_query(
                disable=None if progress is None else not progress, file=sys.stderr)
     for version in bar:
         start = perf_counter()
-        engine.apply(version, batches.get(version, []))
+        changes = engine.apply(version, batches.get(version, []))
         incremental = perf_counter() - start
         start = perf_counter()
         truths[version] = truth = from_scratch(spark, query, inputs, version)
@@ -205,6 +240,7 @@ def check_query(
         run.incremental_seconds.append(incremental)
         run.scratch_seconds.append(scratch)
         run.rows.append(sum(truth.values()))
+        run.rows_changed.append(sum(abs(multiplicity) for multiplicity in changes.values()))
         run.differences += compare(version, truth, engine.snapshot)
     if query.partition_by is not None:
         for count in partitions:
@@ -245,17 +281,28 @@ def run_pipeline(
     The change logs are made from generated tables (``rows``, ``seed``), or
     from tables read from ``tables/<dataset>/``, and written under
     ``out/logs/<dataset>/``; or, with ``logs``, read from ``logs/<dataset>/<table>``.
+    Every data set's tables are read, and every log written and read back,
+    before the first query is checked.
+
+    Raises:
+        DatasetError, ChangeLogError: a table or change log that cannot be read (see ``datasets.read``,
+            ``changelog.read``).
     """
     partitions = list(partitions)
     run = Run({"rows": rows, "versions": versions, "partitions": partitions, "seed": seed,
                "master": spark.sparkContext.master, "tables": tables, "logs": logs, "nan_fraction": nan_fraction})
+    dataset_names = list(dataset_names)
+    if logs:
+        paths = {dataset: {table: os.path.join(logs, dataset, table) for table in DATASETS[dataset]}
+                 for dataset in dataset_names}
+    else:
+        frames = {dataset: datasets.read(spark, dataset, os.path.join(tables, dataset)) if tables
+                  else datasets.generate(spark, dataset, rows, seed, nan_fraction) for dataset in dataset_names}
+        paths = {dataset: write_logs(frames[dataset], os.path.join(out, "logs", dataset), versions, seed)
+                 for dataset in dataset_names}
+    logs_read = {dataset: read_logs(spark, dataset, paths[dataset]) for dataset in dataset_names}
     for dataset in dataset_names:
-        if logs:
-            paths = {table: os.path.join(logs, dataset, table) for table in DATASETS[dataset]}
-        else:
-            paths = make_logs(spark, dataset, os.path.join(out, "logs", dataset), rows, versions, seed,
-                              os.path.join(tables, dataset) if tables else None, nan_fraction)
-        read = read_logs(spark, dataset, paths)
+        read = logs_read[dataset]
         for query in queries_of(dataset):
             checked = check_query(spark, query, read, partitions, progress=progress)
             run.queries.append(checked)

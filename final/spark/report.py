@@ -1,20 +1,28 @@
 """The pipeline's report: JSON for programs, markdown for people, and two plots.
 
-``report.json`` holds everything measured (per query: versions, result
-sizes, both sides' seconds per version, every difference, the partitioned
-runs); ``report.md`` the same as tables, with the plots: ``latency.png``,
-each query's time per version, incremental against from scratch, on a log
-scale (``plot_latency`` draws it, for a notebook too); and ``partitions.png``,
-each partitioned run's time as partitions grow.
+``report.json`` holds the run's parameters and everything measured (per
+query: versions, result sizes, rows changed per version, both sides' seconds
+per version, the initial load's time, the break-even version, every
+difference, the partitioned runs) and ends with ``"complete": true``;
+``report.md`` the same as tables, with the plots: ``latency.png``, each
+query's time per version, incremental against from scratch, on a log scale
+(``plot_latency`` draws it, for a notebook too); and ``partitions.png``, each
+partitioned run's time as partitions grow.
+
+The four files are written aside and moved in together, ``report.json``
+last (``outputs.replace_files``): a report is never half old and half new,
+and a file the run does not make again (``partitions.png`` after a run
+without partitions) is removed.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .outputs import replace_files, sql_text
 from .pipeline import Difference, QueryRun, Run
 
 if TYPE_CHECKING:
@@ -24,23 +32,42 @@ LISTED_DIFFERENCES = 20
 """Differences listed per query in the markdown (the JSON has all of them)."""
 
 
-def write_report(run: Run, out: str) -> dict[str, str]:
-    """Write ``report.json``, ``report.md``, ``latency.png`` and ``partitions.png`` under ``out``; their paths."""
-    os.makedirs(out, exist_ok=True)
-    paths = {name: os.path.join(out, name) for name in ("report.json", "report.md", "latency.png", "partitions.png")}
-    with open(paths["report.json"], "w") as file:
-        json.dump(as_json(run), file, indent=1)
-    _plot_latency(run, paths["latency.png"])
-    if not _plot_partitions(run, paths["partitions.png"]):
-        del paths["partitions.png"]
-    with open(paths["report.md"], "w") as file:
-        file.write(markdown(run, {name: os.path.basename(path) for name, path in paths.items()}))
-    return paths
+REPORT_FILES = ("report.json", "report.md", "latency.png", "partitions.png")
+"""Every file a report may hold; ``report.json`` is written last and marks the report complete."""
 
 
-def as_json(run: Run) -> dict[str, Any]:
-    """The run as plain JSON values; rows are lists, with NULL as null and decimals and times as strings."""
+def write_report(run: Run, out: str, parameters: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Write ``report.json``, ``report.md``, ``latency.png`` and ``partitions.png`` under ``out``; their paths.
+
+    ``parameters`` (the command line's arguments) go into ``report.json``.
+    The files replace the previous report's all at once, and only when all
+    are written: if writing any of them raises, ``out`` keeps the previous
+    report unchanged.
+    """
+    made = {}
+
+    def write(folder: str) -> None:
+        paths = {name: os.path.join(folder, name) for name in REPORT_FILES}
+        _plot_latency(run, paths["latency.png"])
+        if not _plot_partitions(run, paths["partitions.png"]):
+            del paths["partitions.png"]
+        with open(paths["report.md"], "w") as file:
+            file.write(markdown(run, {name: os.path.basename(path) for name, path in paths.items()}))
+        with open(paths["report.json"], "w") as file:
+            json.dump(as_json(run, parameters), file, indent=1)
+        made.update({name: os.path.join(out, name) for name in paths})
+
+    replace_files(out, REPORT_FILES, write, marker="report.json")
+    return {name: made[name] for name in REPORT_FILES if name in made}
+
+
+def as_json(run: Run, parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The run as plain JSON values; rows are lists, with NULL as null and decimals and times as strings.
+
+    ``"complete": true`` comes last: a reader that finds it has the whole report.
+    """
     return {
+        "parameters": dict(parameters if parameters is not None else run.settings),
         "settings": run.settings,
         "versions_checked": run.versions_checked,
         "differences": run.differences,
@@ -51,6 +78,9 @@ def as_json(run: Run) -> dict[str, Any]:
                 "incremental_ms": [round(seconds * 1e3, 3) for seconds in query.incremental_seconds],
                 "scratch_ms": [round(seconds * 1e3, 3) for seconds in query.scratch_seconds],
                 "speedup_after_load": round(query.speedup, 1),
+                "load_ms": round(query.load_seconds * 1e3, 3),
+                "rows_changed": query.rows_changed,
+                "break_even_version": query.break_even_version,
                 "differences": [_difference(found) for found in query.differences],
                 "partitioned": [
                     {
@@ -64,6 +94,7 @@ def as_json(run: Run) -> dict[str, Any]:
             }
             for query in run.queries
         ],
+        "complete": True,
     }
 
 
@@ -88,13 +119,20 @@ def markdown(run: Run, files: dict[str, str]) -> str:
         "query from scratch on the accumulated tables; the two results are compared as multisets of rows. "
         "Times are medians over the versions after the initial load (version 0), measured in this run.",
         "",
-        "| data set | query | versions | differences | final/ per version | Spark SQL per version | speed-up |",
-        "|---|---|---|---|---|---|---|",
+        "The initial load is `final/`'s time at version 0, building the result from nothing; the break-even "
+        "version is the first at which `final/`'s total time so far, load included, is at most Spark SQL's "
+        "total from scratch (none: not within this run).",
+        "",
+        "| data set | query | versions | differences | final/ per version | Spark SQL per version | speed-up "
+        "| initial load in final/ | break-even version |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for query in run.queries:
+        even = query.break_even_version
         lines.append(
             f"| {query.dataset} | {query.query} | {len(query.versions)} | {len(query.differences)} | "
-            f"{query.incremental_median * 1e3:.1f} ms | {query.scratch_median * 1e3:.0f} ms | {query.speedup:.0f}x |"
+            f"{query.incremental_median * 1e3:.1f} ms | {query.scratch_median * 1e3:.0f} ms | {query.speedup:.0f}x | "
+            f"{query.load_seconds * 1e3:.0f} ms | {'none' if even is None else even} |"
         )
     lines += ["", f"![time per version]({files['latency.png']})", ""]
     partitioned = [query for query in run.queries if query.partitioned]
@@ -124,11 +162,13 @@ def markdown(run: Run, files: dict[str, str]) -> str:
     lines += ["## Queries", ""]
     for query in run.queries:
         lines += [f"### {query.dataset}/{query.query}", "", f"Source: {query.source}.", "", "```sql", query.sql,
-                  "```", ""]
+                  "```", "", "Rows changed per version (version: rows): " + ", ".join(
+                      f"{version}: {changed}" for version, changed in zip(query.versions, query.rows_changed,
+                                                                          strict=True)) + ".", ""]
         listed = query.differences + [found for part in query.partitioned for found in part.differences]
         if listed:
             lines += ["| version | row | Spark SQL | final/ |", "|---|---|---|---|"]
-            lines += [f"| {found.version} | `{found.row}` | {found.expected} | {found.actual} |"
+            lines += [f"| {found.version} | `{sql_text(found.row)}` | {found.expected} | {found.actual} |"
                       for found in listed[:LISTED_DIFFERENCES]]
             if len(listed) > LISTED_DIFFERENCES:
                 lines.append(f"\n({len(listed) - LISTED_DIFFERENCES} more in report.json)")
