@@ -37,6 +37,10 @@ def test_run_prints_the_summary_and_ships_final_to_executors(tmp_path: Path) -> 
     lines = finished.stdout.strip().splitlines()
     assert lines[-1] == "12 versions checked, 0 differences"
     assert any(line.startswith("speed-up per version after the load") for line in lines)
+    # Off a terminal, progress is lines: each phase, and each tenth of a query's versions (3 versions: each one).
+    assert "change logs checked; checking each query at every version" in lines
+    assert "trips/fare_totals: version 2, 3 of 3 (100%)" in lines
+    assert "trips/fare_totals: partitioned over 2 Spark tasks" in lines
     report = json.loads((out / "report.json").read_text())
     assert [query["query"] for query in report["queries"]] == [
         "fares_by_passengers", "fare_totals", "distance_range", "trips_by_distance"]

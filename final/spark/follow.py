@@ -66,6 +66,8 @@ from ..trace import add_multiplicity
 from .catalog import DATASETS, TABLES, Query, queries_of
 from .changelog import CHANGE_TYPE, MULTIPLICITY, VERSION, typed_log, with_multiplicity
 from .incremental import IncrementalQuery
+from .pipeline import rows
+from .sqlfloat import sql_row
 
 if TYPE_CHECKING:
     import pyarrow
@@ -226,8 +228,9 @@ class Follower:
                         f"the new log with a new --checkpoint and --out")
             for table in DATASETS[self.dataset]:
                 names = TABLES[table].names
-                rows = pyarrow.parquet.read_table(os.path.join(self.folder, state["snapshot"], f"{table}.parquet"))
-                self.inputs[table] = {tuple(row[name] for name in names): row[COPIES] for row in rows.to_pylist()}
+                held = pyarrow.parquet.read_table(os.path.join(self.folder, state["snapshot"], f"{table}.parquet"))
+                self.inputs[table] = {sql_row(tuple(row[name] for name in names)): row[COPIES]
+                                      for row in held.to_pylist()}
             for query in self.queries:
                 self.engines[query.name].apply(version, [
                     (table, record, copies) for table in query.inputs for record, copies in self.inputs[table].items()
@@ -246,8 +249,8 @@ class Follower:
             frame = with_multiplicity(typed_log(self.spark.read.parquet(os.path.join(self.logs, self.dataset, table)),
                                                 table))
             names = TABLES[table].names
-            rows = frame.select(F.col("_metadata.file_path"), VERSION, *names, MULTIPLICITY).collect()
-            found += [(row[0], row[1], table, tuple(row[2:-1]), row[-1]) for row in rows]
+            selected = frame.select(F.col("_metadata.file_path"), VERSION, *names, MULTIPLICITY)
+            found += [(row[0], row[1], table, row[2:-1], row[-1]) for row in rows(selected)]
         return found
 
     # The stream.
@@ -272,24 +275,27 @@ class Follower:
 
     def on_batch(self, frame: DataFrame, batch: int) -> None:
         """``foreachBatch``: take the batch's new files, apply every complete version, snapshot."""
+        from pyspark.sql import functions as F
+
         _kill_point("batch")
         updates = []
-        for row in frame.collect():
-            table = row[TABLE]
-            record = tuple(row[f"{table}__{name}"] for name in TABLES[table].names)
-            updates.append((row[FILE], row[VERSION], table, record, row[MULTIPLICITY]))
+        for table in DATASETS[self.dataset]:
+            prefixed = [f"{table}__{name}" for name in TABLES[table].names]
+            chosen = frame.where(F.col(TABLE) == table).select(FILE, VERSION, *prefixed, MULTIPLICITY)
+            updates += [(row[0], row[1], table, row[2:-1], row[-1]) for row in rows(chosen)]
         self.take(updates)
         self.advance(self.newest - 1)
 
     def take(self, updates: Iterable[tuple[str, int, str, tuple, int]]) -> None:
-        """Hold the updates of files not seen before that come after the applied version."""
+        """Hold the updates of files not seen before that come after the applied version (NaN as ``NAN``, so a
+        record's copies and its deletions meet in ``inputs``)."""
         fresh: dict[str, list[Update]] = defaultdict(list)
         for file, version, table, record, multiplicity in updates:
             if file in self.known_files:
                 continue
             self.newest = max(self.newest, version)
             if version > self.applied:
-                fresh[file].append((version, table, record, multiplicity))
+                fresh[file].append((version, table, sql_row(record), multiplicity))
         self.known_files.update(file for file, *_ in updates)
         self.pending.update(fresh)
 

@@ -19,7 +19,7 @@ import os
 import statistics
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import TYPE_CHECKING
@@ -195,14 +195,35 @@ def read_logs(spark: SparkSession, dataset: str, paths: dict[str, str]) -> dict[
 
 
 def updates(logs: dict[str, DataFrame]) -> list[tuple[int, str, tuple, int]]:
-    """Every log's updates as ``(version, table, record, multiplicity)``, sorted by version."""
+    """Every log's updates as ``(version, table, record, multiplicity)``, sorted by version.
+
+    Each log reaches the driver as Arrow record batches (``rows``), not as
+    Spark ``Row`` objects, and becomes records one batch at a time.
+    """
     found = []
     for table, log in logs.items():
         names = TABLES[table].names
-        for row in log.select(changelog.VERSION, *names, changelog.MULTIPLICITY).collect():
-            found.append((row[0], table, tuple(row[1:-1]), row[-1]))
+        for row in rows(log.select(changelog.VERSION, *names, changelog.MULTIPLICITY)):
+            found.append((row[0], table, row[1:-1], row[-1]))
     found.sort(key=lambda update: update[0])
     return found
+
+
+def rows(frame: DataFrame) -> Iterator[tuple]:
+    """``frame``'s rows as tuples of Python values (NULL as None), read through Arrow batch by batch.
+
+    Timestamps come as naive datetimes in UTC, the session's time zone
+    (``session.DEFAULTS``); decimals as ``Decimal``, as ``collect()`` gives them.
+    """
+    import pyarrow
+
+    for batch in frame.toArrow().to_batches():
+        columns = []
+        for column in batch.columns:
+            if pyarrow.types.is_timestamp(column.type) and column.type.tz is not None:
+                column = column.cast(pyarrow.timestamp(column.type.unit))
+            columns.append(column.to_pylist())
+        yield from zip(*columns, strict=True)
 
 
 def check_query(
@@ -229,7 +250,11 @@ def check_query(
     truths = {}
     bar = tqdm(versions, desc=f"{query.dataset}/{query.name}", unit="version", leave=False,
                disable=None if progress is None else not progress, file=sys.stderr)
-    for version in bar:
+    lines = _progress_lines(progress)
+    for done, version in enumerate(bar, 1):
+        if lines and done * 10 // len(versions) > (done - 1) * 10 // len(versions):
+            _phase(f"{query.dataset}/{query.name}: version {version}, {done} of {len(versions)} "
+                   f"({done * 100 // len(versions)}%)")
         start = perf_counter()
         changes = engine.apply(version, batches.get(version, []))
         incremental = perf_counter() - start
@@ -244,6 +269,8 @@ def check_query(
         run.differences += compare(version, truth, engine.snapshot)
     if query.partition_by is not None:
         for count in partitions:
+            if lines:
+                _phase(f"{query.dataset}/{query.name}: partitioned over {count} Spark task{'s' * (count > 1)}")
             result = run_partitioned(spark, query, inputs, count)
             held: dict[tuple, int] = {}
             found = []
@@ -256,6 +283,17 @@ def check_query(
                 sorted(result.final_from),
             ))
     return run
+
+
+def _progress_lines(progress: bool | None) -> bool:
+    """Whether to show progress as lines: when no one asked (None) and stderr, where the bars go, is not a
+    terminal (a log file, CI), so a long run is not silent."""
+    return progress is None and not sys.stderr.isatty()
+
+
+def _phase(line: str) -> None:
+    """A progress line, on stdout with the run's other lines: stderr is kept for the one ``error:`` line."""
+    print(line, flush=True)
 
 
 def compare(version: int, expected: Counter, actual: dict[tuple, int]) -> list[Difference]:
@@ -292,6 +330,9 @@ def run_pipeline(
     run = Run({"rows": rows, "versions": versions, "partitions": partitions, "seed": seed,
                "master": spark.sparkContext.master, "tables": tables, "logs": logs, "nan_fraction": nan_fraction})
     dataset_names = list(dataset_names)
+    lines = _progress_lines(progress)
+    if lines:
+        _phase(f"{'reading' if logs else 'writing'} the change logs of {', '.join(dataset_names)}")
     if logs:
         paths = {dataset: {table: os.path.join(logs, dataset, table) for table in DATASETS[dataset]}
                  for dataset in dataset_names}
@@ -301,6 +342,8 @@ def run_pipeline(
         paths = {dataset: write_logs(frames[dataset], os.path.join(out, "logs", dataset), versions, seed)
                  for dataset in dataset_names}
     logs_read = {dataset: read_logs(spark, dataset, paths[dataset]) for dataset in dataset_names}
+    if lines:
+        _phase("change logs checked; checking each query at every version")
     for dataset in dataset_names:
         read = logs_read[dataset]
         for query in queries_of(dataset):
