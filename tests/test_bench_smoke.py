@@ -116,3 +116,12 @@ def test_peer_benchmark_reports_a_wrong_answer_with_its_workload_and_size(tmp_pa
     assert results["final"].status == "wrong answer"
     assert "expected" in results["final"].reason and "plain" in results["final"].reason
     assert (results["final"].workload, results["final"].n) == ("W1", 50)
+
+
+@pytest.mark.slow  # Spark
+def test_spark_load_bench_runs(spark, capsys) -> None:
+    from tests.bench import bench_spark_load
+
+    bench_spark_load.main(["--rows", "300", "--partitions", "2"])
+    printed = capsys.readouterr().out
+    assert "| trips_by_distance (" in printed and "P = 2:" in printed

@@ -3,11 +3,14 @@
 A follow over a trips log is SIGKILLed at each moment a crash could cut
 something short (a version applied but not written, an output file half
 renamed, a snapshot written but not recorded, a micro-batch just arrived),
-restarted each time with the same checkpoint, then fed two more commits
-(``generate --append``) and killed again while applying them. What it
-wrote in the end must equal, file for file and row for row, what one
-uninterrupted follow over the same log writes, and both must add up, at
-every version, to what Spark SQL computes from scratch.
+restarted each time with the same checkpoint; then it polls the log while
+two more commits land (``generate --append``), applies the first as a
+micro-batch brings it, and is killed, and killed once more while applying
+the second. What it wrote in the end must equal, file for file and row for
+row, what one uninterrupted follow over the same log writes, and both must
+add up, at every version, to what Spark SQL computes from scratch. The
+other data sets' queries (a loop, a chain of LEFT JOINs) are followed
+uninterrupted and held to Spark SQL the same way.
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from final.spark import pipeline, truth
-from final.spark.catalog import QUERIES, queries_of
+from final.spark.catalog import DATASETS, QUERIES, queries_of
 from final.spark.changelog import MULTIPLICITY, VERSION
 from final.spark.follow import KILL_VARIABLE, follow, output_columns, read_output
 from final.spark.sqlfloat import sql_row
@@ -35,15 +39,22 @@ KILLS = ["apply:2", "output:3", "snapshot:1", "batch:1"]
 """Where the first follow is killed, one run after another on the same checkpoint."""
 
 
-def run_follow(logs: Path, out: Path, kill: str | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    environment.pop(KILL_VARIABLE, None)
+def environment(kill: str | None = None) -> dict[str, str]:
+    """The subprocess's environment: this checkout on the path, and the kill point asked for (if any)."""
+    variables = {name: value for name, value in os.environ.items() if name != KILL_VARIABLE}
+    variables["PYTHONPATH"] = str(ROOT)
     if kill:
-        environment[KILL_VARIABLE] = kill
-    return subprocess.run(
-        [sys.executable, "-m", "final.spark", "follow", "--logs", str(logs), "--out", str(out), "--available-now"],
-        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600,
-    )
+        variables[KILL_VARIABLE] = kill
+    return variables
+
+
+def follow_command(logs: Path, out: Path, *when: str) -> list[str]:
+    return [sys.executable, "-m", "final.spark", "follow", "--logs", str(logs), "--out", str(out), *when]
+
+
+def run_follow(logs: Path, out: Path, kill: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(follow_command(logs, out, "--available-now"), cwd=ROOT, env=environment(kill),
+                          capture_output=True, text=True, timeout=600)
 
 
 def feed(spark, out: Path, name: str) -> dict[int, Counter]:
@@ -78,17 +89,30 @@ def test_a_killed_and_restarted_follow_writes_what_an_uninterrupted_one_writes(s
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert "trips through version 3" in finished.stdout
 
-    appended = subprocess.run(
-        [sys.executable, "-m", "final.spark", "generate", "--dataset", "trips", "--append", "2", "--logs",
-         str(trips_logs)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-        timeout=600)
-    assert appended.returncode == 0, appended.stderr[-2000:]
-    assert "now through version 5" in appended.stdout
+    # Live: a follow polling every second sees two appended commits arrive, applies the first (the second
+    # waits for a later commit), and is killed; then killed once more while applying the second.
+    live = subprocess.Popen(follow_command(trips_logs, out, "--trigger-seconds", "1"), cwd=ROOT,
+                            env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        appended = subprocess.run(
+            [sys.executable, "-m", "final.spark", "generate", "--dataset", "trips", "--append", "2", "--logs",
+             str(trips_logs)], cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=600)
+        assert appended.returncode == 0, appended.stderr[-2000:]
+        assert "now through version 5" in appended.stdout
+        written = [out / query.name / "part-00000004.parquet" for query in queries_of("trips")]
+        deadline = time.monotonic() + 300
+        while not all(path.exists() for path in written) and live.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert all(path.exists() for path in written), live.poll()
+        assert not (out / "trips_by_distance" / "part-00000005.parquet").exists()
+    finally:
+        live.kill()
+        live.communicate()
     killed = run_follow(trips_logs, out, "apply:1")
     assert killed.returncode == -9, killed.stderr[-2000:]
     finished = run_follow(trips_logs, out)
     assert finished.returncode == 0, finished.stderr[-2000:]
-    assert "restarted from the snapshot at version 3" in finished.stdout + finished.stderr
+    assert "restarted from the snapshot at version 4" in finished.stdout
     assert "trips through version 5" in finished.stdout
 
     # One uninterrupted follow over a copy of the same log, in this process.
@@ -97,20 +121,35 @@ def test_a_killed_and_restarted_follow_writes_what_an_uninterrupted_one_writes(s
     uninterrupted = tmp_path / "uninterrupted"
     assert follow(spark, str(copy), str(uninterrupted), log=lambda line: None) == {"trips": 5}
 
-    logs = pipeline.read_logs(spark, "trips", {"trips": str(trips_logs / "trips" / "trips")})
     for query in queries_of("trips"):
-        assert files(out, query.name) == files(uninterrupted, query.name) == [
-            f"part-{version:08d}.parquet" for version in range(6)]
-        written, expected = feed(spark, out, query.name), feed(spark, uninterrupted, query.name)
-        assert written == expected, query.name
+        assert files(out, query.name) == files(uninterrupted, query.name)
+        assert feed(spark, out, query.name) == feed(spark, uninterrupted, query.name), query.name
+    check_against_spark(spark, trips_logs, out, "trips", 6)
+
+
+def check_against_spark(spark, logs_folder: Path, out: Path, dataset: str, versions: int) -> None:
+    """Each query's feed under ``out``, added up to each version, is Spark SQL's result there from scratch."""
+    paths = {table: str(logs_folder / dataset / table) for table in DATASETS[dataset]}
+    logs = pipeline.read_logs(spark, dataset, paths)
+    for query in queries_of(dataset):
+        assert files(out, query.name) == [f"part-{version:08d}.parquet" for version in range(versions)]
+        written = feed(spark, out, query.name)
         held: Counter = Counter()
-        for version in range(6):
+        for version in range(versions):
             held.update(written.get(version, Counter()))
             assert min(held.values(), default=0) >= 0, (query.name, version)
             now = {row: count for row, count in held.items() if count}
             assert now == dict(truth.from_scratch(spark, query, logs, version)), (query.name, version)
     for frame in logs.values():
         frame.unpersist()
+
+
+@pytest.mark.parametrize("dataset", ["graph", "enrichment"])
+def test_a_follow_of_a_loop_and_of_left_joins_is_spark_sql_at_every_version(spark, tmp_path, dataset) -> None:
+    logs = tmp_path / "logs"
+    pipeline.make_logs(spark, dataset, str(logs / dataset), rows=300, versions=4, seed=4)
+    assert follow(spark, str(logs), str(tmp_path / "out"), log=lambda line: None) == {dataset: 3}
+    check_against_spark(spark, logs, tmp_path / "out", dataset, 4)
 
 
 def test_follow_refuses_a_folder_without_logs(tmp_path: Path) -> None:

@@ -48,13 +48,13 @@ def test_a_nan_group_is_one_group_and_leaves_when_its_rows_do() -> None:
     query = IncrementalQuery(QUERIES["trips_by_distance"])
     query.apply(0, [("trips", trip(1, 1, "5.00", nan()), 1), ("trips", trip(2, 1, "9.00", nan()), 1),
                     ("trips", trip(3, 2, "4.00", -0.0), 1), ("trips", trip(4, 2, "6.00", 0.0), 1)])
-    assert query.snapshot == {(NAN, 2, Decimal("5.00"), Decimal("9.00")): 1,
-                              (0.0, 2, Decimal("4.00"), Decimal("6.00")): 1}
+    assert query.snapshot == {(1, NAN, 2, Decimal("5.00"), Decimal("9.00")): 1,
+                              (2, 0.0, 2, Decimal("4.00"), Decimal("6.00")): 1}
     query.apply(1, [("trips", trip(1, 1, "5.00", nan()), -1), ("trips", trip(3, 2, "4.00", -0.0), -1)])
-    assert query.snapshot == {(NAN, 1, Decimal("9.00"), Decimal("9.00")): 1,
-                              (0.0, 1, Decimal("6.00"), Decimal("6.00")): 1}
+    assert query.snapshot == {(1, NAN, 1, Decimal("9.00"), Decimal("9.00")): 1,
+                              (2, 0.0, 1, Decimal("6.00"), Decimal("6.00")): 1}
     query.apply(2, [("trips", trip(2, 1, "9.00", nan()), -1)])
-    assert query.snapshot == {(0.0, 1, Decimal("6.00"), Decimal("6.00")): 1}
+    assert query.snapshot == {(2, 0.0, 1, Decimal("6.00"), Decimal("6.00")): 1}
 
 
 def test_nan_is_the_greatest_distance_and_one_distinct_value() -> None:

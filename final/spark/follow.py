@@ -96,6 +96,11 @@ def _kill_point(point: str, _reached: dict[str, int] = {}) -> None:  # noqa: B00
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _say(line: str) -> None:
+    """A follow's line, flushed: a live follow runs for hours, and its lines should show as they happen."""
+    print(line, flush=True)
+
+
 def datasets_in(logs: str) -> list[str]:
     """The data sets whose every table has a log folder under ``logs``, in catalog order.
 
@@ -370,7 +375,7 @@ class Follower:
 
 def follow(
     spark: SparkSession, logs: str, out: str, checkpoint: str | None = None, available_now: bool = True,
-    trigger_seconds: float = 10.0, log: Callable[[str], None] = print,
+    trigger_seconds: float = 10.0, log: Callable[[str], None] | None = None,
 ) -> dict[str, int]:
     """Follow every data set in ``logs``, writing each query's change feed under ``out``; versions applied per
     data set (with ``available_now``: after processing what is there; otherwise this runs until stopped).
@@ -382,7 +387,7 @@ def follow(
     names = datasets_in(logs)
     followers = []
     for name in names:
-        follower = Follower(spark, name, logs, out, checkpoint, log)
+        follower = Follower(spark, name, logs, out, checkpoint, log or _say)
         follower.restore()
         follower.advance(follower.newest - 1)
         writer = follower.stream().writeStream.foreachBatch(follower.on_batch).option(
