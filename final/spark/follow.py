@@ -13,8 +13,8 @@ change feed of its own:
     logs gets a file, empty when the result did not change, so the files
     say how far the follow has come. Each file is written beside its place
     and renamed into it, so a file is whole or absent. ``read_output``
-    reads a query's feed back, with the change-log reader's checks, so a
-    follow's output can be another pipeline's input.
+    reads a query's feed back as a change log (with ``_multiplicity``), so
+    a follow's output can be another pipeline's input.
 
 **When a version is applied.** Commits land in version order (as Delta's
 do), but one micro-batch may hold part of a commit: a version is complete
@@ -59,7 +59,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from ..trace import add_multiplicity
@@ -85,7 +85,11 @@ class FollowError(ValueError):
     """A log folder or checkpoint the follow cannot use: the message names it and says what to do."""
 
 
-def _kill_point(point: str, _reached: dict[str, int] = {}) -> None:  # noqa: B006 - a counter kept across calls
+_reached: dict[str, int] = {}
+"""How many times this process has reached each kill point."""
+
+
+def _kill_point(point: str) -> None:
     """SIGKILL this process the n-th time ``point`` is reached, if ``FINAL_FOLLOW_KILL`` is ``point:n``."""
     wanted, _, count = os.environ.get(KILL_VARIABLE, "").partition(":")
     if wanted != point:
@@ -140,10 +144,11 @@ def output_schema(spark: SparkSession, query: Query) -> pyarrow.Schema:
     """The Arrow schema of ``query``'s change feed: its SQL result's column types, then the change columns."""
     import pyarrow
 
+    empty = spark.newSession()  # its own temporary views: empty tables of the inputs' types
     for table in query.inputs:
-        spark.createDataFrame([], ", ".join(f"{name} {kind}" for name, kind in TABLES[table].columns)) \
-            .createOrReplaceTempView(table)
-    result = spark.sql(query.sql).schema
+        columns = ", ".join(f"{name} {kind}" for name, kind in TABLES[table].columns)
+        empty.createDataFrame([], columns).createOrReplaceTempView(table)
+    result = empty.sql(query.sql).schema
     fields = [pyarrow.field(name, _arrow_type(column.dataType.simpleString()))
               for name, column in zip(output_columns(query), result.fields, strict=True)]
     return pyarrow.schema([*fields, pyarrow.field(CHANGE_TYPE, pyarrow.string()),
@@ -162,7 +167,10 @@ def _remove_temporaries(folder: str) -> None:
     for name in os.listdir(folder):
         if name.startswith(".") and ".tmp-" in name:
             path = os.path.join(folder, name)
-            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+            else:
+                os.remove(path)
 
 
 def _write_parquet(table: pyarrow.Table, path: str, point: str | None = None) -> None:
@@ -186,7 +194,7 @@ class Follower:
     table's consolidated collection as of ``applied``.
     """
 
-    spark: Any
+    spark: SparkSession
     dataset: str
     logs: str
     out: str
@@ -198,8 +206,7 @@ class Follower:
     known_files: set[str] = field(default_factory=set)
     inputs: dict[str, dict[tuple, int]] = field(default_factory=dict)
     engines: dict[str, IncrementalQuery] = field(default_factory=dict)
-    schemas: dict[str, Any] = field(default_factory=dict)
-    versions_written: int = 0
+    schemas: dict[str, pyarrow.Schema] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.queries = queries_of(self.dataset)
@@ -278,7 +285,7 @@ class Follower:
             union = union.unionByName(frame, allowMissingColumns=True)
         return union
 
-    def on_batch(self, frame: DataFrame, batch: int) -> None:
+    def on_batch(self, frame: DataFrame, batch_id: int) -> None:
         """``foreachBatch``: take the batch's new files, apply every complete version, snapshot."""
         from pyspark.sql import functions as F
 
@@ -323,7 +330,6 @@ class Follower:
             for query in self.queries:
                 self._write_changes(query, version, changes[query.name])
             self.applied = version
-            self.versions_written += 1
         self.pending = {file: kept for file, held in self.pending.items()
                         if (kept := [update for update in held if update[0] > self.applied])}
         self._snapshot()
