@@ -152,6 +152,18 @@ def test_a_follow_of_a_loop_and_of_left_joins_is_spark_sql_at_every_version(spar
     check_against_spark(spark, logs, tmp_path / "out", dataset, 4)
 
 
+def test_a_checkpoint_refuses_a_log_written_anew(spark, tmp_path) -> None:
+    """A checkpoint follows one log as it grows; a log written again (new files) must not be taken for it."""
+    from final.spark.follow import FollowError
+
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    pipeline.make_logs(spark, "graph", str(logs / "graph"), rows=100, versions=2)
+    assert follow(spark, str(logs), str(out), log=lambda line: None) == {"graph": 1}
+    pipeline.make_logs(spark, "graph", str(logs / "graph"), rows=120, versions=2)
+    with pytest.raises(FollowError, match=r"was rewritten since checkpoint .* with a new --checkpoint and --out"):
+        follow(spark, str(logs), str(out), log=lambda line: None)
+
+
 def test_follow_refuses_a_folder_without_logs(tmp_path: Path) -> None:
     from final.spark.__main__ import main
 
