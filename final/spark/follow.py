@@ -211,7 +211,7 @@ class Follower:
     def __post_init__(self) -> None:
         self.queries = queries_of(self.dataset)
         self.engines = {query.name: IncrementalQuery(query) for query in self.queries}
-        self.schemas = {query.name: output_schema(self.spark, query) for query in self.queries}
+        self.schemas = {query.name: self._schema(query) for query in self.queries}
         self.inputs = {table: {} for table in DATASETS[self.dataset]}
         self.folder = os.path.join(self.checkpoint, self.dataset)
         os.makedirs(self.folder, exist_ok=True)
@@ -219,6 +219,17 @@ class Follower:
         for query in self.queries:
             os.makedirs(os.path.join(self.out, query.name), exist_ok=True)
             _remove_temporaries(os.path.join(self.out, query.name))
+
+    def _schema(self, query: Query) -> pyarrow.Schema:
+        """The schema of ``query``'s feed: its first file's, on a restart (no Spark job), else Spark SQL's."""
+        import pyarrow.parquet
+
+        folder = os.path.join(self.out, query.name)
+        written = sorted(name for name in os.listdir(folder) if name.startswith("part-")) if os.path.isdir(
+            folder) else []
+        if written:
+            return pyarrow.parquet.read_schema(os.path.join(folder, written[0])).remove_metadata()
+        return output_schema(self.spark, query)
 
     # Restart: the snapshot, then the log's tail.
 
