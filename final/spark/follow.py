@@ -66,6 +66,7 @@ from ..trace import add_multiplicity
 from .catalog import DATASETS, TABLES, Query, queries_of
 from .changelog import CHANGE_TYPE, MULTIPLICITY, VERSION, typed_log, with_multiplicity
 from .incremental import IncrementalQuery
+from .outputs import remove_leftovers, replace_file, replace_folder
 from .pipeline import rows
 from .sqlfloat import sql_row
 
@@ -155,33 +156,13 @@ def output_schema(spark: SparkSession, query: Query) -> pyarrow.Schema:
                            pyarrow.field(VERSION, pyarrow.int64())])
 
 
-def _temporary(path: str) -> str:
-    """Where ``path`` is written before it is renamed into place: beside it, hidden (a leading dot) from
-    Spark's readers, which skip such names."""
-    folder, name = os.path.split(path)
-    return os.path.join(folder, f".{name}.tmp-{os.getpid()}")
-
-
-def _remove_temporaries(folder: str) -> None:
-    """Remove what a killed write left in ``folder``: hidden ``.tmp-`` files and folders."""
-    for name in os.listdir(folder):
-        if name.startswith(".") and ".tmp-" in name:
-            path = os.path.join(folder, name)
-            if os.path.isdir(path):
-                shutil.rmtree(path)
-            else:
-                os.remove(path)
-
-
-def _write_parquet(table: pyarrow.Table, path: str, point: str | None = None) -> None:
-    """``table`` at ``path``, written beside it and renamed into place: the file is whole or absent."""
+def _write_table(table: pyarrow.Table, path: str, point: str | None = None) -> None:
+    """``table`` as Parquet at ``path``; then the kill point ``point``, if any (the file written, not yet renamed)."""
     import pyarrow.parquet
 
-    temporary = _temporary(path)
-    pyarrow.parquet.write_table(table, temporary)
+    pyarrow.parquet.write_table(table, path)
     if point:
         _kill_point(point)
-    os.replace(temporary, path)
 
 
 @dataclass
@@ -215,10 +196,10 @@ class Follower:
         self.inputs = {table: {} for table in DATASETS[self.dataset]}
         self.folder = os.path.join(self.checkpoint, self.dataset)
         os.makedirs(self.folder, exist_ok=True)
-        _remove_temporaries(self.folder)
+        remove_leftovers(self.folder)
         for query in self.queries:
             os.makedirs(os.path.join(self.out, query.name), exist_ok=True)
-            _remove_temporaries(os.path.join(self.out, query.name))
+            remove_leftovers(os.path.join(self.out, query.name))
 
     def _schema(self, query: Query) -> pyarrow.Schema:
         """The schema of ``query``'s feed: its first file's, on a restart (no Spark job), else Spark SQL's."""
@@ -361,30 +342,32 @@ class Follower:
         table = pyarrow.Table.from_arrays(
             [pyarrow.array(values, type=kind) for values, kind in zip(columns, schema.types, strict=True)],
             schema=schema)
-        _write_parquet(table, os.path.join(self.out, query.name, f"part-{version:08d}.parquet"), "output")
+        replace_file(os.path.join(self.out, query.name, f"part-{version:08d}.parquet"),
+                     lambda temporary: _write_table(table, temporary, "output"))
 
     def _snapshot(self) -> None:
         """The inputs as of ``applied`` to ``snapshot-<applied>/``, then ``state.json`` switched to it."""
         import pyarrow
 
         name = f"snapshot-{self.applied}"
-        folder = os.path.join(self.folder, name)
-        temporary = _temporary(folder)
-        os.makedirs(temporary)
-        for table, held in self.inputs.items():
-            columns = TABLES[table].columns
-            arrays = [pyarrow.array([record[position] for record in held], type=_arrow_type(kind))
-                      for position, (_, kind) in enumerate(columns)]
-            arrays.append(pyarrow.array(list(held.values()), type=pyarrow.int64()))
-            names = [*TABLES[table].names, COPIES]
-            _write_parquet(pyarrow.Table.from_arrays(arrays, names=names), os.path.join(temporary, f"{table}.parquet"))
-        shutil.rmtree(folder, ignore_errors=True)
-        os.replace(temporary, folder)
+
+        def write_snapshot(folder: str) -> None:
+            os.makedirs(folder)
+            for table, held in self.inputs.items():
+                columns = TABLES[table].columns
+                arrays = [pyarrow.array([record[position] for record in held], type=_arrow_type(kind))
+                          for position, (_, kind) in enumerate(columns)]
+                arrays.append(pyarrow.array(list(held.values()), type=pyarrow.int64()))
+                names = [*TABLES[table].names, COPIES]
+                _write_table(pyarrow.Table.from_arrays(arrays, names=names), os.path.join(folder, f"{table}.parquet"))
+
+        def write_state(path: str) -> None:
+            with open(path, "w") as file:
+                json.dump({"version": self.applied, "snapshot": name, "files": sorted(self.known_files)}, file)
+
+        replace_folder(os.path.join(self.folder, name), write_snapshot)
         _kill_point("snapshot")
-        state = os.path.join(self.folder, "state.json")
-        with open(_temporary(state), "w") as file:
-            json.dump({"version": self.applied, "snapshot": name, "files": sorted(self.known_files)}, file)
-        os.replace(_temporary(state), state)
+        replace_file(os.path.join(self.folder, "state.json"), write_state)
         for old in os.listdir(self.folder):
             if old.startswith("snapshot-") and old != name:
                 shutil.rmtree(os.path.join(self.folder, old), ignore_errors=True)

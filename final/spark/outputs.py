@@ -82,7 +82,7 @@ def replace_folder(target: str, write: Callable[[str], None], complete: Callable
     target = os.path.normpath(target)
     parent = os.path.dirname(target) or "."
     os.makedirs(parent, exist_ok=True)
-    _remove_leftovers(parent, os.path.basename(target) + ".")
+    remove_leftovers(parent, os.path.basename(target) + ".")
     new, old = f"{target}.tmp-{os.getpid()}", f"{target}.old-{os.getpid()}"
     shutil.rmtree(new, ignore_errors=True)
     try:
@@ -113,7 +113,7 @@ def replace_files(folder: str, names: Iterable[str], write: Callable[[str], None
     files of its own run. If ``write`` raises, ``folder`` is left as it was.
     """
     os.makedirs(folder, exist_ok=True)
-    _remove_leftovers(folder, ".")
+    remove_leftovers(folder, ".")
     scratch, old = os.path.join(folder, f".tmp-{os.getpid()}"), os.path.join(folder, f".old-{os.getpid()}")
     shutil.rmtree(scratch, ignore_errors=True)
     os.makedirs(scratch)
@@ -133,11 +133,30 @@ def replace_files(folder: str, names: Iterable[str], write: Callable[[str], None
     shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _remove_leftovers(folder: str, prefix: str) -> None:
-    """Delete ``<prefix>tmp-<pid>`` and ``<prefix>old-<pid>`` entries of ``folder`` whose process is gone."""
+def replace_file(path: str, write: Callable[[str], None]) -> None:
+    """Call ``write(temporary)`` on a hidden name beside ``path`` (``.<name>.tmp-<pid>``, which Spark's
+    readers skip), then rename it to ``path``: the file is whole or absent, never half-written.
+
+    If ``write`` raises, the temporary file is deleted and ``path`` left as it was.
+    """
+    folder, name = os.path.split(path)
+    temporary = os.path.join(folder, f".{name}.tmp-{os.getpid()}")
+    try:
+        write(temporary)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+    os.replace(temporary, path)
+
+
+def remove_leftovers(folder: str, prefix: str = "") -> None:
+    """Delete the entries of ``folder`` named ``<prefix>….tmp-<pid>`` or ``<prefix>….old-<pid>`` (what the
+    writers here leave while they work) whose process is gone: what a killed write left behind."""
     for name in os.listdir(folder):
         stem, _, pid = name.rpartition("-")
-        if stem not in (f"{prefix}tmp", f"{prefix}old") or not pid.isdigit() or _alive(int(pid)):
+        if (not stem.startswith(prefix) or not stem.endswith((".tmp", ".old")) or not pid.isdigit()
+                or _alive(int(pid))):
             continue
         path = os.path.join(folder, name)
         if os.path.isdir(path):
