@@ -4,7 +4,7 @@
 named inputs and outputs, every operator labelled by its name and number
 (with the linear operators fused into it), readers the user connected, each
 ``iterate`` scope as a box nested in its enclosing one, and each loop's
-feedback edge dashed. ``to_dot(graph, pointstamps=True)`` adds the
+feedback edge dashed; left to right, or top to bottom when it has a loop. ``to_dot(graph, pointstamps=True)`` adds the
 graph's progress, the pointstamps the tracker counts at every location.
 ``render`` turns that into SVG or PNG with graphviz's ``dot``. ``plot_product_order`` draws a
 2-D grid of versions, an antichain and the upper set it allows, and frontiers
@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 SCOPE_COLORS = ("white", "#f2f2f2", "#e0e0e0", "#cfcfcf")
 """Fill of a scope box by nesting depth: deeper loops are darker, as 002 shades the loop body."""
+
+MAX_WIDTH_INCHES = 9
+"""Widest drawing, in inches (648 pt, 864 px): dot scales a larger one down, so it fits a 1,280 px page.
+A graph with a loop is laid out top to bottom, which keeps its feedback edge and ``egress`` in view."""
 
 
 def _label(operator: Any) -> str:
@@ -52,7 +56,7 @@ def to_dot(graph: Graph, pointstamps: bool = False) -> str:
     """
     progress = graph.progress
     node: dict[int, str] = {}
-    lines = ["digraph dataflow {", "  rankdir=LR;", '  node [shape=box, style="rounded,filled", fillcolor=white];']
+    lines = ["digraph dataflow {", '  node [shape=box, style="rounded,filled", fillcolor=white];']
     for number, writer in enumerate(graph.inputs):
         node[id(writer)] = f"input{number}"
         label = _lines(writer.name, *_held("holds", progress.pointstamps(writer.location), pointstamps))
@@ -74,6 +78,8 @@ def to_dot(graph: Graph, pointstamps: bool = False) -> str:
         label = _label(operator) + ("\\n" + _lines(*held) if held else "")
         clusters.setdefault(key, []).append(f'op{operator.number} [label="{label}"];')
     lines += _nested_clusters(clusters, scopes)
+    loops = any(key != 0 for key in clusters)
+    lines.insert(1, f'  rankdir={"TB" if loops else "LR"}; size="{MAX_WIDTH_INCHES},100";')
 
     readers = 0
     sources = [*((writer, writer) for writer in graph.inputs), *((op.output, op) for op in graph.operators)]

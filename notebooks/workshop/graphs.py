@@ -6,7 +6,8 @@ operator runs in. ``dataflow_dot`` reads only those, so the picture is the
 graph the stage built, not a drawing typed to match it: inputs and readers are
 ovals, operators rounded boxes labelled with the method that built them, each
 ``iterate`` body a shaded box nested in the one around it, and the edge from
-``feedback`` back to the loop head dashed.
+``feedback`` back to the loop head dashed. Graphs flow left to right; a graph
+with a loop flows top to bottom, which keeps it narrower than a page.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ import graphviz
 
 SCOPE_FILLS = ("white", "#eef3fb", "#dde7f6", "#ccdaf0")
 """Fill of a scope's box by nesting depth, deeper loops darker."""
+
+MAX_WIDTH_INCHES = 9
+"""Widest picture, in inches (648 pt, 864 px): dot scales a larger drawing down to fit a 1,280 px page.
+A graph with a loop is also laid out top to bottom, so its feedback edge and ``egress`` stay in view."""
 
 
 def _quoted(text: str) -> str:
@@ -32,7 +37,7 @@ def dataflow_dot(graph: Any, inputs: Sequence[str] = (), readers: Sequence[str] 
     """
     operators = list(graph.operators)
     node = {id(operator): f"op{number}" for number, operator in enumerate(operators)}
-    lines = ["digraph dataflow {", "  rankdir=LR;", '  node [shape=box, style="rounded,filled", fillcolor=white];']
+    lines = ["digraph dataflow {", '  node [shape=box, style="rounded,filled", fillcolor=white];']
     for number, writer in enumerate(graph.inputs):
         node[id(writer)] = f"input{number}"
         name = inputs[number] if number < len(inputs) else f"input {number}"
@@ -53,6 +58,7 @@ def dataflow_dot(graph: Any, inputs: Sequence[str] = (), readers: Sequence[str] 
             children[_loop(scope.parent)].append(scope)
             scope = _loop(scope.parent)
     lines += _cluster(None, 0, members, children, iter(range(len(operators))))
+    lines.insert(1, f"  rankdir={'TB' if children else 'LR'}; size=\"{MAX_WIDTH_INCHES},100\";")
 
     for source, target in edges:
         style = ' [style=dashed, color="#5f6368", label="feedback", constraint=false]' if _is_feedback(source) else ""
