@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # The tests: ruff over the whole tree, then the shared suite with pytest.
-# Installs what it needs first (scripts/bootstrap.sh). Extra arguments go to pytest,
+# Installs what it needs first (scripts/bootstrap.sh, and Debian's chromium for the
+# browser tests of the workshop site). Extra arguments go to pytest,
 # e.g. scripts/test.sh -k join -x. With CI set, hypothesis runs its "ci" profile
 # (300 examples per property); locally the lighter "dev" profile.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/bootstrap.sh
+
+if ! command -v chromium >/dev/null 2>&1; then
+    echo "test.sh: installing Debian's chromium (for the site's browser tests) with apt-get" >&2
+    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
 
 ruff check .
 status=0

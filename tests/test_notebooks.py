@@ -6,14 +6,12 @@ hidden solution runs through the checker a learner's answer meets, so
 executing them keeps their prose and solutions honest as the engines change.
 They run in memory with nbclient, in a kernel started from this interpreter,
 with notebooks/ as the working directory; nothing is written back to the
-files, which are stored without outputs. The rendered copies under
-docs/notebooks/ must have been rendered from the notebooks as they are now.
+files, which are stored without outputs. Their pages on the workshop site
+(site/) are held to the notebooks as they are now by tests/test_site.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 from pathlib import Path
 
@@ -67,14 +65,3 @@ def test_notebook_runs(path: Path) -> None:
         resources={"metadata": {"path": str(NOTEBOOKS_DIR)}},
     )
     client.execute()  # raises CellExecutionError, naming the cell, on the first error
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
-def test_notebook_has_a_rendered_copy_of_its_current_version(path: Path) -> None:
-    manifest_path = RENDERED / "MANIFEST.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    render = f"run scripts/render_notebooks.sh {path.stem} and commit docs/notebooks/"
-    assert (RENDERED / f"{path.stem}.html").exists(), f"{path.name} has no rendered copy: {render}"
-    assert manifest.get(path.name) == hashlib.sha256(path.read_bytes()).hexdigest(), (
-        f"{path.name} changed since its copy was rendered: {render}"
-    )

@@ -1,0 +1,436 @@
+"""Build the workshop site, ``site/``: the notebooks executed and rendered in ladder order, and the pages around them.
+
+``scripts/site.sh`` executes every notebook and writes the whole site;
+``scripts/site.sh v3 final2`` executes only the notebooks whose file name
+contains one of the names and keeps the other notebooks' pages as they are;
+``scripts/site.sh --pages`` executes nothing and rebuilds every page around
+the notebooks (after an edit to the README, the guide or the glossary).
+
+The generator is nbconvert (from PyPI, already needed to run the notebooks)
+with the project's own template and layout in ``docs/site/``: nothing is
+downloaded while building, and no page asks another host for a script, font
+or style, so the site works offline. Pages:
+
+- ``index.html``, the route: the ladder as a picture, each stop's concept in a
+  sentence and its time; ``guide.html`` (the teacher's guide) and
+  ``glossary.html``, from ``docs/site/*.md``;
+- one page per notebook in ladder order, titled by its first heading, with
+  previous and next links; solutions collapsed behind a click;
+- ``library.html``, ``pipeline.html``, ``oracle.html``: the README's sections
+  on using final/, the Spark pipeline and the conformance oracle;
+  ``benchmarks.html``: ``tests/bench/README.md`` with its plots.
+
+``site/MANIFEST.json`` records the hash of every notebook each page was
+rendered from and of every other source; the tests fail when one changed
+since the site was built, and when building the pages again would not give
+the committed files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+
+import jinja2
+import nbformat
+from nbclient import NotebookClient
+from nbconvert import HTMLExporter
+from nbconvert.filters.markdown import markdown2html
+from tqdm import tqdm
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+SOURCES = ROOT / "docs" / "site"
+SITE = ROOT / "site"
+CELL_TIMEOUT = 600
+
+TITLE = "Differential Dataflow, one concept at a time"
+
+ROUTE: dict[str, tuple[str, str]] = {
+    "v0": ("core", "Collections: multisets whose multiplicities may be negative, and every operator from scratch."),
+    "v1": ("core", "A changing collection as a sequence of difference collections; an index per key, "
+                   "so join and reduce touch only the keys that changed."),
+    "v2": ("core", "Dataflow graphs, built once and fed online; binary operators wait for both inputs."),
+    "v3": ("core", "Versions and frontiers: data out of order, indexes compacted behind the frontier, "
+                   "reduce emitting finished versions in order."),
+    "v4": ("core", "Loops: tuple versions in lexicographic order, ingress, feedback and egress. "
+                   "Right while inputs only grow, wrong on retractions, as document 002 shows."),
+    "v5": ("core", "Partially ordered versions, antichain frontiers, advance_by, and a loop that ends "
+                   "by a stated rule: iterate is right."),
+    "final1": ("final", "The complete engine driven as a library: sessions, outputs, failures, "
+                        "000's general linear operator and fusion."),
+    "final2": ("final", "Arrangements and joins: shared arrangements, semijoins, left joins with NULLs, "
+                        "delta joins (003)."),
+    "final3": ("final", "Reductions as SQL has them: in-place totals, hierarchical min/max, NULLs (004); "
+                        "how final tracks progress through loops."),
+    "conformance": ("beyond", "The conformance oracle: judging any engine, this one or another, on the cases."),
+    "spark": ("beyond", "final/ checked against Spark SQL, version by version, on a change log."),
+}
+"""Each stop of the route by its notebook's module (its file name up to the first underscore), in ladder
+order: its part of the route (the core ladder, the final engine, beyond) and its concept in a sentence."""
+
+PARTS = {"core": "The ladder, v0 to v5", "final": "The final engine", "beyond": "Beyond the engine"}
+
+README_PAGES: dict[str, tuple[str, list[str]]] = {
+    "library": ("Using final as a library", ["Using final as a library", "Errors"]),
+    "pipeline": ("The Spark pipeline", ["The Spark pipeline"]),
+    "oracle": ("The conformance oracle", ["The conformance oracle", "What the engines agree on"]),
+}
+"""Pages made of README sections: page name -> (title, the ``##`` headings it holds, in order)."""
+
+MARKDOWN_PAGES = {"guide": "A teacher's guide", "glossary": "Glossary"}
+"""Pages written for the site, from ``docs/site/<name>.md`` (Jinja templates, then Markdown)."""
+
+MENU = [("index", "Route"), ("guide", "Teacher's guide"), ("glossary", "Glossary"), ("library", "Library"),
+        ("pipeline", "Pipeline"), ("oracle", "Oracle"), ("benchmarks", "Benchmarks")]
+
+WORKSHOP_TIME = re.compile(r"Workshop time: about (\d+) minutes")
+HEADING = re.compile(r'<h([1-6]) id="[^"]*">(.*?)(?:<a class="anchor-link" href="#[^"]*">&#182;</a>)?</h\1>', re.S)
+LINK = re.compile(r'<a href="([^"]*)"([^>]*)>(.*?)</a>', re.S)
+IMAGE = re.compile(r'<img src="([^"]*)"')
+BODY = re.compile(r"<!-- notebook -->\n(.*)\n<!-- /notebook -->", re.S)
+
+
+@dataclass
+class Stop:
+    """A notebook on the route: its page, title, time, part and sentence."""
+
+    path: Path
+    module: str
+    title: str
+    minutes: int
+    part: str
+    sentence: str
+
+    @property
+    def page(self) -> str:
+        return f"{self.path.stem}.html"
+
+
+@dataclass
+class Page:
+    """A page of the site: its file name (without ``.html``), title, body (HTML) and where its links start from."""
+
+    name: str
+    title: str
+    body: str
+    base: Path
+    stop: Stop | None = None
+    ids: set[str] = field(default_factory=set)
+
+
+class SiteError(Exception):
+    """The site cannot be built from the sources as they are; the message says what to change."""
+
+
+def digest(path: Path) -> str:
+    """The sha256 of a file, as the manifest records it."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def slug(text: str) -> str:
+    """A heading's anchor as GitHub makes it (so the README's links keep working): lower case, words joined by '-'."""
+    text = html.unescape(re.sub(r"<[^>]+>", "", text)).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def plain(markdown: str) -> str:
+    """A Markdown heading's text without its markup."""
+    return re.sub(r"[`*_]", "", markdown).strip()
+
+
+def route() -> list[Stop]:
+    """Every notebook in ladder order, read from its first cell: title (its ``#`` heading) and workshop time."""
+    stops = []
+    for path in NOTEBOOKS.glob("*.ipynb"):
+        module = path.stem.split("_")[0]
+        if module not in ROUTE:
+            raise SiteError(f"{path.name} is not on the route: add its module {module!r} to ROUTE "
+                            "in scripts/build_site.py")
+        first = nbformat.read(path, as_version=4).cells[0].source
+        title = next((line[2:] for line in first.splitlines() if line.startswith("# ")), None)
+        minutes = WORKSHOP_TIME.search(first)
+        if title is None or minutes is None:
+            raise SiteError(f"{path.name}: its first cell needs a '# title' and 'Workshop time: about N minutes'")
+        part, sentence = ROUTE[module]
+        stops.append(Stop(path, module, plain(title), int(minutes.group(1)), part, sentence))
+    order = list(ROUTE)
+    return sorted(stops, key=lambda stop: order.index(stop.module))
+
+
+def execute(path: Path) -> nbformat.NotebookNode:
+    """``path`` executed in a fresh kernel, with notebooks/ as the working directory."""
+    notebook = nbformat.read(path, as_version=4)
+    NotebookClient(
+        notebook, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}},
+    ).execute()
+    return notebook
+
+
+def exporter() -> HTMLExporter:
+    """nbconvert with the project's template: the cells only, each solution inside a closed ``<details>``."""
+    return HTMLExporter(extra_template_basedirs=[str(SOURCES / "templates")], template_name="workshop")
+
+
+def notebook_css() -> str:
+    """JupyterLab's styles for cells and outputs, as nbconvert's lab template inlines them (no other host)."""
+    page, _ = HTMLExporter(template_name="lab").from_notebook_node(nbformat.v4.new_notebook())
+    head = page.partition("</head>")[0]
+    return "\n".join(re.findall(r"<style[^>]*>(.*?)</style>", head, re.S))
+
+
+def markdown_page(name: str, title: str, markdown: str, base: Path) -> Page:
+    """A page from Markdown (the README's sections, the guide, the glossary)."""
+    return Page(name, title, markdown2html(markdown), base)
+
+
+def readme_sections(readme: str, headings: list[str]) -> str:
+    """The ``##`` sections of the README with these headings, each up to the next ``##``."""
+    parts = []
+    for heading in headings:
+        found = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", readme, re.S | re.M)
+        if found is None:
+            raise SiteError(f"README.md has no section '## {heading}' (the {heading!r} page is made of it)")
+        parts.append(f"## {heading}\n{found.group(1)}")
+    return "\n".join(parts)
+
+
+def schedule(start: str, stops: list[str], times: dict[str, Stop]) -> str:
+    """A day's plan as a Markdown table: each stop (a module, or ``what:minutes``) with its start time."""
+    hours, minutes = map(int, start.split(":"))
+    clock = hours * 60 + minutes
+    rows = ["| starts | what | minutes |", "| --- | --- | --- |"]
+    for item in stops:
+        if item in times:
+            stop = times[item]
+            what, length = f"[{stop.title}]({stop.path.name})", stop.minutes
+        elif re.fullmatch(r".+:\d+", item):
+            what, _, length_text = item.rpartition(":")
+            length = int(length_text)
+        else:
+            raise SiteError(f"the schedule names {item!r}, which is neither a notebook's module "
+                            f"({', '.join(times)}) nor 'what:minutes'")
+        rows.append(f"| {clock // 60:02d}:{clock % 60:02d} | {what} | {length} |")
+        clock += length
+    rows.append(f"| {clock // 60:02d}:{clock % 60:02d} | end | |")
+    return "\n".join(rows)
+
+
+def route_dot(stops: list[Stop]) -> str:
+    """The ladder as a dot graph: one box per notebook, linked to its page, the core in a row, then final/, then
+    the two pages beyond the engine."""
+    fills = {"core": "#e8f0fe", "final": "#e6f4ea", "beyond": "#f1f3f4"}
+    lines = ["digraph route {", '  rankdir=LR; size="9,20"; nodesep=0.25; ranksep=0.3;',
+             '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=11];']
+    for stop in stops:
+        label = f"{stop.module}\\n{stop.minutes} min"
+        lines.append(f'  {stop.module} [label="{label}", fillcolor="{fills[stop.part]}", URL="{stop.page}", '
+                     f'tooltip="{html.escape(stop.title)}", target="_top"];')
+    chain = [stop.module for stop in stops if stop.part != "beyond"]
+    lines += [f"  {a} -> {b};" for a, b in pairwise(chain)]
+    lines += [f"  {chain[-1]} -> {stop.module} [style=dashed];" for stop in stops if stop.part == "beyond"]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def svg(dot: str) -> str:
+    """``dot`` drawn as inline SVG (graphviz's ``dot``), without the XML prologue."""
+    drawn = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, check=True).stdout
+    return drawn[drawn.index("<svg"):]
+
+
+class Builder:
+    """Builds every page into ``out``, executing the ``selected`` notebooks and taking the others' bodies from
+    the site already built (``previous``)."""
+
+    def __init__(self, out: Path, previous: Path) -> None:
+        self.out, self.previous = out, previous
+        self.stops = route()
+        self.readme = (ROOT / "README.md").read_text()
+        self.images: dict[Path, str] = {}
+
+    def notebook_body(self, stop: Stop, selected: bool) -> str:
+        if selected:
+            if not sys.stderr.isatty():
+                print(f"executing {stop.path.relative_to(ROOT)}", flush=True)
+            notebook = execute(stop.path)
+            body, _ = exporter().from_notebook_node(notebook)
+            return body.strip()
+        built = self.previous / stop.page
+        found = BODY.search(built.read_text()) if built.exists() else None
+        if found is None:
+            raise SiteError(f"{stop.path.name} has no page in {self.previous} yet: build it with "
+                            f"scripts/site.sh {stop.module}")
+        return found.group(1)
+
+    def pages(self, selected: Callable[[Stop], bool], progress: Iterable[Stop]) -> list[Page]:
+        environment = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+        times = {stop.module: stop for stop in self.stops}
+        context = {"stops": self.stops, "times": times, "parts": PARTS,
+                   "schedule": lambda start, stops: schedule(start, stops, times),
+                   "route_svg": svg(route_dot(self.stops))}
+        home = markdown2html(environment.from_string((SOURCES / "index.md").read_text()).render(context))
+        picture = f'<div class="route">{context["route_svg"]}</div>'
+        pages = [Page("index", "The route", home.replace("<p>ROUTE-PICTURE</p>", picture), SOURCES)]
+        for name, title in MARKDOWN_PAGES.items():
+            markdown = environment.from_string((SOURCES / f"{name}.md").read_text()).render(context)
+            pages.append(markdown_page(name, title, markdown, SOURCES))
+        for name, (title, headings) in README_PAGES.items():
+            pages.append(markdown_page(name, title, readme_sections(self.readme, headings), ROOT))
+        bench = ROOT / "tests" / "bench" / "README.md"
+        pages.append(markdown_page("benchmarks", "Benchmarks", bench.read_text(), bench.parent))
+        for stop in progress:
+            pages.append(Page(stop.path.stem, stop.title, self.notebook_body(stop, selected(stop)), NOTEBOOKS, stop))
+        return pages
+
+    def anchors(self, pages: list[Page]) -> None:
+        """Give every heading the anchor GitHub gives it, and record each page's anchors."""
+        for page in pages:
+            def anchored(match: re.Match, page: Page = page) -> str:
+                level, text = match.group(1), match.group(2)
+                anchor = slug(text)
+                page.ids.add(anchor)
+                return f'<h{level} id="{anchor}">{text}<a class="anchor-link" href="#{anchor}">¶</a></h{level}>'
+            page.body = HEADING.sub(anchored, page.body)
+            page.ids |= set(re.findall(r'\bid="([^"]+)"', page.body))
+
+    def target(self, href: str, page: Page, pages: dict[str, Page], by_path: dict[Path, str]) -> str | None:
+        """Where a link of ``page`` goes on the site, or None when it points at a file that is not a page."""
+        if re.match(r"^[a-z]+:", href):
+            return href
+        path, _, anchor = href.partition("#")
+        if not path:
+            owner = page if anchor in page.ids else next((p for p in pages.values() if anchor in p.ids), None)
+            if owner is None:
+                return None
+            return f"#{anchor}" if owner is page else f"{owner.name}.html#{anchor}"
+        if path.endswith(".html") and path.removesuffix(".html") in pages:
+            name = path.removesuffix(".html")
+        else:
+            name = by_path.get((page.base / path).resolve())
+            if name is None and path.endswith("README.md") and (page.base / path).resolve() == ROOT / "README.md":
+                name = next((p.name for p in pages.values() if anchor in p.ids), None)
+            if name is None:
+                return None
+        if anchor and anchor not in pages[name].ids:
+            return f"{name}.html"
+        return f"{name}.html" + (f"#{anchor}" if anchor else "")
+
+    def links(self, pages: list[Page]) -> None:
+        """Point every link at a page of the site; a link to a repository file becomes its text, marked as a path."""
+        by_name = {page.name: page for page in pages}
+        by_path = {page.stop.path: page.name for page in pages if page.stop}
+        by_path[ROOT / "tests" / "bench" / "README.md"] = "benchmarks"
+        by_path.update({SOURCES / f"{name}.md": name for name in MARKDOWN_PAGES})
+        for page in pages:
+            def relinked(match: re.Match, page: Page = page) -> str:
+                href, rest, text = match.groups()
+                if rest.startswith(' class="anchor-link"'):
+                    return match.group(0)
+                target = self.target(html.unescape(href), page, by_name, by_path)
+                if target is None:
+                    return f'<span class="repo-path" title="{href} in the repository">{text}</span>'
+                external = ' rel="external"' if re.match(r"^[a-z]+:", target) else ""
+                return f'<a href="{html.escape(target)}"{rest}{external}>{text}</a>'
+            page.body = LINK.sub(relinked, page.body)
+            page.body = IMAGE.sub(lambda match, page=page: f'<img src="{self.image(page, match.group(1))}"',
+                                  page.body)
+
+    def image(self, page: Page, src: str) -> str:
+        """``src`` as the site serves it: a file of the repository is copied into ``images/``."""
+        if src.startswith("data:"):
+            return src
+        path = (page.base / src).resolve()
+        if not path.is_file():
+            raise SiteError(f"the {page.name} page shows {src}, which is not a file ({path})")
+        self.images.setdefault(path, f"images/{path.name}")
+        return self.images[path]
+
+    def write(self, pages: list[Page]) -> None:
+        environment = jinja2.Environment(loader=jinja2.FileSystemLoader(SOURCES), autoescape=False,
+                                         undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+        layout = environment.get_template("layout.html.j2")
+        stops = [page for page in pages if page.stop]
+        (self.out / "assets").mkdir(parents=True, exist_ok=True)
+        (self.out / "images").mkdir(exist_ok=True)
+        for page in pages:
+            number = stops.index(page) if page.stop else None
+            previous = stops[number - 1] if number else None
+            following = stops[number + 1] if number is not None and number + 1 < len(stops) else None
+            text = layout.render(site=TITLE, page=page, menu=MENU, number=number, count=len(stops),
+                                 previous=previous, following=following, parts=PARTS)
+            (self.out / f"{page.name}.html").write_text(text)
+        shutil.copyfile(SOURCES / "site.css", self.out / "assets" / "site.css")
+        (self.out / "assets" / "notebook.css").write_text(notebook_css())
+        for path, name in self.images.items():
+            shutil.copyfile(path, self.out / name)
+
+    def manifest(self, executed: list[Stop]) -> None:
+        """Record what the site was built from: each notebook's hash as rendered, and every other source's."""
+        old = self.previous / "MANIFEST.json"
+        notebooks = json.loads(old.read_text())["notebooks"] if old.exists() else {}
+        notebooks = {stop.path.name: notebooks.get(stop.path.name) for stop in self.stops}
+        notebooks.update({stop.path.name: digest(stop.path) for stop in executed})
+        sources = {path.relative_to(ROOT).as_posix(): digest(path) for path in source_files()}
+        manifest = {"notebooks": notebooks, "sources": sources}
+        (self.out / "MANIFEST.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+def source_files() -> list[Path]:
+    """Every file besides the notebooks that the site is built from."""
+    files = [ROOT / "README.md", ROOT / "tests" / "bench" / "README.md", Path(__file__)]
+    files += sorted(path for path in SOURCES.rglob("*") if path.is_file())
+    return files
+
+
+def build(out: Path, names: list[str], pages_only: bool, previous: Path = SITE) -> list[Path]:
+    """Write the site into ``out``; return the notebooks executed. See the module docstring for the modes."""
+    builder = Builder(out, previous)
+    if pages_only:
+        selected = []
+    elif names:
+        selected = [stop for stop in builder.stops if any(name in stop.path.name for name in names)]
+        if not selected:
+            raise SiteError(f"no notebook in {NOTEBOOKS} matches {names}")
+    else:
+        selected = list(builder.stops)
+    chosen = {stop.path for stop in selected}
+    stops = tqdm(builder.stops, desc="notebooks", unit="notebook", disable=not sys.stderr.isatty())
+    pages = builder.pages(lambda stop: stop.path in chosen, stops)
+    builder.anchors(pages)
+    builder.links(pages)
+    out.mkdir(parents=True, exist_ok=True)
+    builder.write(pages)
+    builder.manifest(selected)
+    return [stop.path for stop in selected]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", help="execute only the notebooks whose file name contains one of these")
+    parser.add_argument("--pages", action="store_true", help="execute no notebook: rebuild the pages around them")
+    parser.add_argument("--out", type=Path, default=SITE, help=f"where to write the site (default {SITE})")
+    args = parser.parse_args()
+    try:
+        executed = build(args.out, args.names, args.pages)
+    except SiteError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for path in executed:
+        print(f"executed {path.relative_to(ROOT)}")
+    print(f"the site is in {args.out}; open {args.out / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+"""The workshop site (site/, built by scripts/site.sh): current, rebuilt exactly, and working in a browser.
+
+The site is committed. Two quick tests hold it to its sources: every notebook's
+page was rendered from the notebook as it is now (site/MANIFEST.json records
+its hash), and building the pages again from docs/site/, the README and the
+benchmarks' README gives the committed files byte for byte. The browser tests
+(slow) open every page in headless Chromium from Debian's packages, driven by
+Playwright from PyPI, served from site/ on localhost with every request to
+another host refused: each page loads without a console error and offline,
+every picture has loaded and fits a 1,280 px window, every internal link
+(SVG links in the route picture included) reaches a page and anchor that
+exist, a solution opens on click, and the previous/next links walk the
+ladder in order, both ways. Screenshots go to out/site/screenshots/.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import re
+import shutil
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "site"
+SCREENSHOTS = ROOT / "out" / "site" / "screenshots"
+WIDTH, HEIGHT = 1280, 900
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+"""As root, in a sandbox whose network reaches only the package registries: no background connections."""
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_site  # noqa: E402 (scripts/ is not a package)
+
+REBUILD = "run scripts/site.sh and commit site/"
+
+
+def pages() -> list[Path]:
+    return sorted(SITE.glob("*.html"))
+
+
+def test_every_notebook_page_was_built_from_the_notebook_as_it_is_now() -> None:
+    manifest = json.loads((SITE / "MANIFEST.json").read_text())["notebooks"]
+    stops = build_site.route()
+    for stop in stops:
+        assert (SITE / stop.page).exists(), f"{stop.path.name} has no page: run scripts/site.sh {stop.module}"
+        assert manifest.get(stop.path.name) == build_site.digest(stop.path), (
+            f"{stop.path.name} changed since its page was built: run scripts/site.sh {stop.module} and commit site/"
+        )
+    gone = set(manifest) - {stop.path.name for stop in stops}
+    assert not gone, f"site/ still has pages of notebooks that are gone ({sorted(gone)}): {REBUILD}"
+
+
+def test_building_the_pages_again_gives_the_committed_site(tmp_path: Path) -> None:
+    build_site.build(tmp_path, [], pages_only=True, previous=SITE)
+    built = {path.relative_to(tmp_path) for path in tmp_path.rglob("*") if path.is_file()}
+    committed = {path.relative_to(SITE) for path in SITE.rglob("*") if path.is_file()}
+    assert built == committed, f"files differ (only built: {sorted(built - committed)}, only committed: " \
+        f"{sorted(committed - built)}): run scripts/site.sh --pages and commit site/"
+    stale = sorted(str(path) for path in built if (tmp_path / path).read_bytes() != (SITE / path).read_bytes())
+    assert not stale, f"site/ was built from other sources than today's ({stale}): " \
+        f"run scripts/site.sh --pages and commit site/"
+
+
+def test_the_route_puts_every_notebook_in_ladder_order() -> None:
+    modules = [stop.module for stop in build_site.route()]
+    assert modules[:6] == ["v0", "v1", "v2", "v3", "v4", "v5"]
+    assert [module for module in modules if module.startswith("final")] == sorted(
+        module for module in modules if module.startswith("final"))
+    assert all(stop.minutes <= 90 for stop in build_site.route()), "no stop is longer than 90 minutes"
+
+
+def test_links_are_pointed_at_pages_and_a_repository_path_is_kept_as_text(tmp_path: Path) -> None:
+    """A notebook, a README anchor or the benchmarks' README becomes its page; a file the site does not serve
+    (a source file, a folder) stays as text marked as a path, never a broken link."""
+    builder = build_site.Builder(tmp_path, SITE)
+    first = builder.stops[0]
+    body = (f'<a href="notebooks/{first.path.name}">first</a> <a href="#the-spark-pipeline">spark</a> '
+            '<a href="tests/bench/README.md">bench</a> <a href="final/">final/</a> <a href="https://example.org">out</a>')
+    page = build_site.Page("test", "Test", body, build_site.ROOT)
+    pipeline = build_site.Page("pipeline", "Pipeline", '<h2 id="x">The Spark pipeline</h2>', build_site.ROOT)
+    bench = build_site.Page("benchmarks", "Benchmarks", "", build_site.ROOT / "tests" / "bench")
+    builder.anchors([page, pipeline, bench])
+    builder.links([page, pipeline, bench])
+    assert f'<a href="{first.page}">first</a>' in page.body
+    assert '<a href="pipeline.html#the-spark-pipeline">spark</a>' in page.body
+    assert '<a href="benchmarks.html">bench</a>' in page.body
+    assert '<span class="repo-path" title="final/ in the repository">final/</span>' in page.body
+    assert '<a href="https://example.org" rel="external">out</a>' in page.body
+
+
+def test_a_schedule_adds_up_and_names_only_notebooks_or_timed_items() -> None:
+    times = {stop.module: stop for stop in build_site.route()}
+    table = build_site.schedule("09:00", ["Opening:5", "v0", "Break:15"], times)
+    end = 9 * 60 + 5 + times["v0"].minutes + 15
+    assert table.splitlines()[-1] == f"| {end // 60:02d}:{end % 60:02d} | end | |"
+    with pytest.raises(build_site.SiteError, match="neither a notebook"):
+        build_site.schedule("09:00", ["v9"], times)
+
+
+def test_the_opening_demo_answers_every_correction_both_ways_alike() -> None:
+    """The guide's five-minute demo (python -m workshop.demo) on a small table: v0 from scratch and final
+    incrementally agree after every correction (run() raises if not), and the table names both times."""
+    sys.path.insert(0, str(ROOT / "notebooks"))
+    from workshop import demo
+
+    first_from_scratch, first_incremental, done = demo.run(rows=2_000, corrections=3)
+    assert len(done) == 3 and all(c.before[0] == c.after[0] for c in done)
+    text = demo.report(2_000, first_from_scratch, first_incremental, done)
+    assert text.startswith("2,000 trips") and text.count("correction") == 3 and text.count(" ms") == 3
+
+
+# The browser tests.
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """site/ served on localhost (an ephemeral port), quietly."""
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(SITE)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Debian's Chromium, headless, driven by Playwright (whose own browser downloads cannot work here)."""
+    executable = shutil.which("chromium")
+    assert executable, "Debian's chromium is not installed: scripts/test.sh installs it (apt-get install -y chromium)"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+class Visit:
+    """A page opened at 1,280 x 900, with every console error, failed or outside request recorded."""
+
+    def __init__(self, browser: object, server: str) -> None:
+        self.server = server
+        self.context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+        self.page = self.context.new_page()
+        self.problems: list[str] = []
+        self.page.on("console", lambda message: message.type == "error" and self.problems.append(
+            f"console error: {message.text}"))
+        self.page.on("pageerror", lambda error: self.problems.append(f"script error: {error}"))
+        self.page.on("requestfailed", lambda request: self.problems.append(
+            f"request failed: {request.url} ({request.failure})"))
+        self.page.on("response", lambda response: response.status >= 400 and self.problems.append(
+            f"HTTP {response.status}: {response.url}"))
+        self.page.route("**/*", self.only_this_site)
+
+    def only_this_site(self, route: object) -> None:
+        url = route.request.url
+        if url.startswith(self.server) or url.startswith("data:"):
+            route.continue_()
+        else:
+            self.problems.append(f"asked another host: {url}")
+            route.abort()
+
+    def open(self, name: str) -> object:
+        self.page.goto(urljoin(self.server, name), wait_until="load")
+        return self.page
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def visit(browser: object, server: str) -> Iterator[Visit]:
+    opened = Visit(browser, server)
+    yield opened
+    opened.close()
+
+
+PICTURES = """() => {
+  const width = window.innerWidth;
+  const problems = [];
+  for (const img of document.querySelectorAll('img')) {
+    if (!img.complete || img.naturalWidth === 0) problems.push(`image not loaded: ${img.src}`);
+  }
+  for (const picture of document.querySelectorAll('img, svg:not(svg svg)')) {
+    const box = picture.getBoundingClientRect();
+    if (box.right > width + 0.5) {
+      problems.push(`${picture.tagName} ${Math.round(box.width)} px wide ends at ${Math.round(box.right)} px`);
+    }
+  }
+  if (document.documentElement.scrollWidth > width) {
+    problems.push(`the page is ${document.documentElement.scrollWidth} px wide`);
+  }
+  return problems;
+}"""
+
+LINKS = """() => Array.from(document.querySelectorAll('a')).map(
+  a => a.getAttribute('href') || a.getAttribute('xlink:href')).filter(href => href)"""
+
+
+@pytest.mark.slow
+def test_every_page_loads_offline_without_errors_and_its_pictures_fit(visit: Visit) -> None:
+    problems = {}
+    for path in pages():
+        visit.problems.clear()
+        page = visit.open(path.name)
+        page.wait_for_load_state("networkidle")
+        found = [*visit.problems, *page.evaluate(PICTURES)]
+        if found:
+            problems[path.name] = found
+    assert not problems, json.dumps(problems, indent=1)
+
+
+@pytest.mark.slow
+def test_every_internal_link_reaches_a_page_and_anchor_that_exist(visit: Visit, server: str) -> None:
+    ids = {path.name: set(re.findall(r'\bid="([^"]+)"', path.read_text())) for path in pages()}
+    broken = []
+    for path in pages():
+        page = visit.open(path.name)
+        for href in page.evaluate(LINKS):
+            url = urlparse(urljoin(urljoin(server, path.name), href))
+            if url.netloc != urlparse(server).netloc:
+                continue
+            target = url.path.lstrip("/") or "index.html"
+            if target not in ids:
+                broken.append(f"{path.name}: {href} (no such page)")
+            elif url.fragment and url.fragment not in ids[target]:
+                broken.append(f"{path.name}: {href} (no anchor {url.fragment!r} in {target})")
+    assert not broken, "\n".join(broken)
+
+
+@pytest.mark.slow
+def test_a_solution_opens_on_click(visit: Visit) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for stop in build_site.route():
+        page = visit.open(stop.page)
+        solution = page.locator("details.solution").first
+        assert solution.count(), f"{stop.page} shows no solution"
+        assert not solution.evaluate("details => details.open"), f"{stop.page}: a solution is open before a click"
+        solution.locator("summary").click()
+        assert solution.evaluate("details => details.open"), f"{stop.page}: the solution did not open on click"
+        assert solution.locator(".jp-Cell").first.is_visible(), f"{stop.page}: the opened solution shows nothing"
+        if stop.module == "v3":
+            solution.scroll_into_view_if_needed()
+            page.screenshot(path=str(SCREENSHOTS / "solution-open.png"))
+
+
+@pytest.mark.slow
+def test_previous_and_next_walk_the_ladder(visit: Visit) -> None:
+    ladder = [stop.page for stop in build_site.route()]
+    page = visit.open(ladder[0])
+    walked = [ladder[0]]
+    while page.locator("a[rel=next]").count():
+        page.locator("nav.pager-bottom a[rel=next]").click()
+        page.wait_for_load_state("load")
+        walked.append(page.url.rsplit("/", 1)[-1])
+    assert walked == ladder
+    back = [walked[-1]]
+    while page.locator("a[rel=prev]").count():
+        page.locator("nav.pager-top a[rel=prev]").click()
+        page.wait_for_load_state("load")
+        back.append(page.url.rsplit("/", 1)[-1])
+    assert back == ladder[::-1]
+
+
+@pytest.mark.slow
+def test_screenshots_of_the_home_page_the_guide_and_a_loop(visit: Visit) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for name in ("index", "guide"):
+        visit.open(f"{name}.html").screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    page = visit.open(next(stop.page for stop in build_site.route() if stop.module == "v5"))
+    page.locator("svg:has-text('feedback')").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOTS / "v5-loop.png"))
+    assert not visit.problems, visit.problems
+    assert all((SCREENSHOTS / f"{name}.png").stat().st_size > 10_000 for name in ("index", "guide", "v5-loop"))
