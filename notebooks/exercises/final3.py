@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from workshop import Wrong, as_multiset, exercise
-from workshop.final import feed, reachability
+from workshop.final import feed, reachability, table_at
 
 import final
 
@@ -41,10 +41,7 @@ def min_by_final() -> dict[int, dict[Any, int]]:
 
 def min_from_scratch(version: int) -> dict[Any, int]:
     """``(key, least value)`` of each key at ``version``, in plain Python."""
-    present: Counter = Counter()
-    for record, at, multiplicity in MIN_HISTORY:
-        if at <= version:
-            present[record] += multiplicity
+    present = table_at(MIN_HISTORY, version)
     least: dict[Any, Any] = {}
     for (key, value), multiplicity in present.items():
         if multiplicity > 0:
@@ -100,10 +97,7 @@ NULL_ROWS = [
 
 def sums_from_scratch(version: int) -> dict[Any, int]:
     """SQL's ``SELECT key, SUM(value) GROUP BY key`` over ``NULL_ROWS`` at ``version``, in plain Python."""
-    rows: Counter = Counter()
-    for record, at, multiplicity in NULL_ROWS:
-        if at <= version:
-            rows[record] += multiplicity
+    rows = table_at(NULL_ROWS, version)
     values: dict[Any, list] = {}
     for (key, value), count in rows.items():
         values.setdefault(key, [])
