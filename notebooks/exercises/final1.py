@@ -1,11 +1,11 @@
-"""Checkers for the exercises of ``final_engine.ipynb``: failures, ``join_function`` logic, ``min`` under retraction.
+"""Checkers for the exercises of ``final1_operators.ipynb``: an output read, failures, ``join_function`` logic.
 
 Each checker drives ``final`` through its public API only (input sessions,
 ``graph.run()``, ``Output`` handles), and the right answer is what final
-does, cross-checked against a from-scratch computation in plain Python. The
-data an exercise is about is defined here (``DIVIDE_INPUTS``, ``LATE_CHANGE``,
-``SUBSCRIPTIONS``, ``MIN_HISTORY``), so the notebook shows the very data the
-checker judges.
+does, cross-checked against a from-scratch computation (v0, or plain Python).
+The data an exercise is about is defined here (``DRIVE_LINES``,
+``DIVIDE_INPUTS``, ``LATE_CHANGE``, ``SUBSCRIPTIONS``), so the notebook shows
+the very data the checker judges.
 """
 
 from __future__ import annotations
@@ -14,11 +14,73 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from workshop import Wrong, exercise
+from workshop import Wrong, as_multiset, exercise
+from workshop.final import feed, from_scratch
 
 import final
 
-# Exercise 1: which exception, and does the graph still work afterwards?
+# Exercise 1: reading an output.
+
+DRIVE_LINES = {0: ["a rose is a rose"], 1: ["a pen"]}
+"""The sentences inserted at each version of exercise 1; the session then advances to 2 and the graph runs."""
+
+READS = ("changes(1)", "at(1)", "finished(2)")
+"""What exercise 1 asks of the output, as the keys of the answer."""
+
+
+def word_count(sentences: Any) -> Any:
+    """``(word, count)`` for every word of the sentences (on any stage: a v0 collection or a final stream)."""
+    return sentences.flat_map(str.split).map(lambda word: (word, ())).count()
+
+
+def reads_by_final() -> dict[str, Any]:
+    """What ``word_count``'s ``Output`` answers for each of ``READS`` after the session calls of exercise 1."""
+    builder = final.GraphBuilder(0)
+    sentences, session = builder.new_session("sentences")
+    counts = word_count(sentences).output("counts")
+    graph = builder.finalize()
+    for version, lines in DRIVE_LINES.items():
+        for line in lines:
+            session.insert(line)
+        session.advance_to(version + 1)
+    graph.run()
+    return {"changes(1)": counts.changes(1), "at(1)": counts.at(1), "finished(2)": counts.finished(2)}
+
+
+@exercise
+def read_an_output(answer: Any) -> None:
+    """The learner's ``{"changes(1)": ..., "at(1)": ..., "finished(2)": ...}`` for the word count's output."""
+    truth = reads_by_final()
+    history = [[(line, version, 1) for version, lines in DRIVE_LINES.items() for line in lines]]
+    assert {1: truth["at(1)"]} == from_scratch(word_count, history, [1]), "final and v0 disagree"
+    if not isinstance(answer, dict) or set(answer) != set(READS):
+        raise Wrong(
+            f"give a dict with the keys {', '.join(map(repr, READS))}: two {{record: multiplicity}} dicts and "
+            f"True or False; you gave {answer!r}"
+        )
+    if not isinstance(answer["finished(2)"], bool):
+        raise Wrong(f"'finished(2)' is True or False, not {answer['finished(2)']!r}")
+    at_1 = as_multiset(answer["at(1)"], "'at(1)'")
+    if at_1 != truth["at(1)"]:
+        raise Wrong(
+            f"'at(1)': you gave {at_1}, but the counts at version 1 are {truth['at(1)']}: at(1) is the whole "
+            f"collection there, the sum of the changes at versions 0 and 1, one (word, count) record per word"
+        )
+    changes_1 = as_multiset(answer["changes(1)"], "'changes(1)'")
+    if changes_1 != truth["changes(1)"]:
+        raise Wrong(
+            f"'changes(1)': you gave {changes_1}, but the output changes by {truth['changes(1)']} at version 1: "
+            f"a count is a record (word, n), so a count going from 2 to 3 is (word, 2) -1 and (word, 3) +1, "
+            f"and only the words version 1 touched change"
+        )
+    if answer["finished(2)"] is not truth["finished(2)"]:
+        raise Wrong(
+            "'finished(2)': the session advanced to 2, which promises nothing before version 2 will change; "
+            "version 2 itself may still change, so it is not finished and reading it is refused"
+        )
+
+
+# Exercise 2: which exception, and does the graph still work afterwards?
 
 DIVIDE_INPUTS = [[4, 5], [0]]
 """Program "divide", ``numbers.map(lambda n: 100 // n)``: version 0 inserts 4 and 5, version 1 inserts 0."""
@@ -146,7 +208,7 @@ def predict_failures(answer: Any) -> None:
             )
 
 
-# Exercise 2: join_function logic.
+# Exercise 3: join_function logic.
 
 SUBSCRIPTIONS = [
     (("ann", 2, 3), 0, 1),
@@ -175,24 +237,10 @@ def subscribed_from_scratch(version: int) -> dict[str, int]:
     return {user: multiplicity for user, multiplicity in present.items() if multiplicity}
 
 
-def _run(program: Callable[[Any], Any], history: list[tuple[Any, int, int]], read: Callable[[Any], Any]) -> Any:
-    """``program`` on one input fed ``history`` (``(record, version, multiplicity)``) through a session, run to
-    the end; what ``read`` makes of its ``Output``."""
-    builder = final.GraphBuilder(0)
-    stream, session = builder.new_session("in")
-    output = program(stream).output("out")
-    graph = builder.finalize()
-    for record, version, multiplicity in history:
-        session.update_at(record, version, multiplicity)
-    session.close()
-    graph.run()
-    return read(output)
-
-
 def subscribed_by_final(logic: Callable[[Any], Any]) -> dict[int, dict[str, int]]:
     """``join_function(logic)`` on ``SUBSCRIPTIONS``: the output at every version."""
-    return _run(lambda stream: stream.join_function(logic), SUBSCRIPTIONS,
-                lambda output: {version: output.at(version) for version in SUBSCRIPTION_VERSIONS})
+    output = feed(lambda stream: stream.join_function(logic), [SUBSCRIPTIONS])
+    return {version: output.at(version) for version in SUBSCRIPTION_VERSIONS}
 
 
 @exercise
@@ -228,70 +276,3 @@ def subscription_logic(answer: Any) -> None:
                 f"joins your versions with the version the record arrived at, and multiplies multiplicities, "
                 f"so a deletion or a late record is taken care of for you"
             )
-
-
-# Exercise 3: min when the minimum is retracted.
-
-MIN_HISTORY = [
-    (("g", 5), 0, 1),
-    (("g", 3), 0, 2),
-    (("g", 8), 0, 1),
-    (("g", 3), 1, -1),
-    (("g", 3), 2, -1),
-    (("g", 8), 3, -1),
-]
-"""Group g holds 5, 3 twice and 8 at version 0; one 3 goes at version 1, the other at 2, the 8 at 3."""
-
-MIN_VERSIONS = (1, 2, 3)
-
-
-def min_by_final() -> dict[int, dict[Any, int]]:
-    """``min()`` on ``MIN_HISTORY`` in final: the output's consolidated change at each of ``MIN_VERSIONS``."""
-    return _run(lambda pairs: pairs.min(), MIN_HISTORY,
-                lambda output: {version: output.changes(version) for version in MIN_VERSIONS})
-
-
-def min_from_scratch(version: int) -> dict[Any, int]:
-    """``(key, least value)`` of each key at ``version``, in plain Python."""
-    present: Counter = Counter()
-    for record, at, multiplicity in MIN_HISTORY:
-        if at <= version:
-            present[record] += multiplicity
-    least: dict[Any, Any] = {}
-    for (key, value), multiplicity in present.items():
-        if multiplicity > 0:
-            least[key] = min(value, least.get(key, value))
-    return {(key, value): 1 for key, value in least.items()}
-
-
-def _change(version: int) -> dict[Any, int]:
-    """The change of the from-scratch minimum from ``version - 1`` to ``version``."""
-    change = Counter(min_from_scratch(version))
-    change.subtract(min_from_scratch(version - 1))
-    return {record: multiplicity for record, multiplicity in change.items() if multiplicity}
-
-
-@exercise
-def min_after_retractions(answer: Any) -> None:
-    """The learner's ``{version: output.changes(version)}`` for ``min()`` on ``MIN_HISTORY``, versions 1, 2, 3."""
-    truth = min_by_final()
-    assert truth == {version: _change(version) for version in MIN_VERSIONS}, "final and plain Python disagree"
-    if not isinstance(answer, dict) or set(answer) != set(MIN_VERSIONS):
-        raise Wrong(
-            f"give a dict with the keys 1, 2 and 3, each the change {{record: multiplicity}} at that version "
-            f"({{}} for no change); you gave {answer!r}"
-        )
-    why = {
-        1: "at version 1 one of the two 3s goes, but a 3 is still there (multiplicity 2 - 1 = 1), so the "
-           "minimum is still 3 and min sends nothing",
-        2: "at version 2 the last 3 goes: the minimum changes from 3 to 5, which is ('g', 3) -1 and ('g', 5) +1",
-        3: "at version 3 the 8 goes, but 8 was never the minimum: nothing changes",
-    }
-    for version in MIN_VERSIONS:
-        given = answer[version]
-        if not isinstance(given, dict):
-            raise Wrong(f"version {version}: give the change as a dict {{record: multiplicity}}, not {given!r}")
-        given = {record: multiplicity for record, multiplicity in given.items() if multiplicity}
-        if given != truth[version]:
-            raise Wrong(f"version {version}: you predicted {given}, but min's output changes by {truth[version]}: "
-                        f"{why[version]}")

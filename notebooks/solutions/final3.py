@@ -1,0 +1,24 @@
+"""Solutions to the exercises of ``final3_aggregates.ipynb``, each named after its checker in ``exercises.final3``."""
+
+from __future__ import annotations
+
+min_after_retractions = {
+    1: {},
+    2: {("g", 3): -1, ("g", 5): 1},
+    3: {},
+}
+"""One 3 of two goes: still 3. The last 3 goes: 3 out, 5 in. The 8 goes: it was never the minimum."""
+
+sum_with_nulls = {("x", None): 1, ("y", None): 1}
+"""x keeps only its NULL row, so its sum is NULL; y has only a NULL; z has no rows left, so no group."""
+
+loop_frontier = {"pointstamps": {"input roots": 5, "input edges": 3}, "reached frontier": 3}
+"""Only the inputs' frontiers are counted once the loop has converged, and the output waits for the input behind."""
+
+MISTAKES = {
+    "min_after_retractions": {1: {("g", 3): -1, ("g", 5): 1}, 2: {}, 3: {}},
+    "sum_with_nulls": {("x", 0): 1, ("y", None): 1},
+    "loop_frontier": {"pointstamps": {"input roots": 5, "input edges": 3}, "reached frontier": 5},
+}
+"""A plausible wrong answer per exercise: a record's multiplicity of 2 overlooked, so the minimum seems to go at
+once; a group whose values are all NULL summed to 0; the output's frontier taken from the input that is ahead."""
