@@ -305,7 +305,11 @@ class Builder:
             page.ids |= set(re.findall(r'\bid="([^"]+)"', page.body))
 
     def target(self, href: str, page: Page, pages: dict[str, Page], by_path: dict[Path, str]) -> str | None:
-        """Where a link of ``page`` goes on the site, or None when it points at a file that is not a page."""
+        """Where a link of ``page`` goes on the site, or None when it points at a file that is not a page.
+
+        A notebook is found by its file name from anywhere (``v3_versions_and_frontiers.ipynb``,
+        ``notebooks/...``, ``../notebooks/...``), a README anchor on the page that holds its section."""
+        notebooks = {stop.path.stem for stop in self.stops}
         if re.match(r"^[a-z]+:", href):
             return href
         path, _, anchor = href.partition("#")
@@ -316,20 +320,22 @@ class Builder:
             return f"#{anchor}" if owner is page else f"{owner.name}.html#{anchor}"
         if path.endswith(".html") and path.removesuffix(".html") in pages:
             name = path.removesuffix(".html")
+        elif path.endswith(".ipynb") and Path(path).stem in notebooks:
+            name = Path(path).stem
         else:
             name = by_path.get((page.base / path).resolve())
             if name is None and path.endswith("README.md") and (page.base / path).resolve() == ROOT / "README.md":
                 name = next((p.name for p in pages.values() if anchor in p.ids), None)
             if name is None:
                 return None
-        if anchor and anchor not in pages[name].ids:
+        if anchor and (name not in pages or anchor not in pages[name].ids):
             return f"{name}.html"
         return f"{name}.html" + (f"#{anchor}" if anchor else "")
 
     def links(self, pages: list[Page]) -> None:
         """Point every link at a page of the site; a link to a repository file becomes its text, marked as a path."""
         by_name = {page.name: page for page in pages}
-        by_path = {page.stop.path: page.name for page in pages if page.stop}
+        by_path = {stop.path: stop.path.stem for stop in self.stops}
         by_path[ROOT / "tests" / "bench" / "README.md"] = "benchmarks"
         by_path.update({SOURCES / f"{name}.md": name for name in MARKDOWN_PAGES})
         for page in pages:
