@@ -95,7 +95,8 @@ MENU = [("index", "Route"), ("guide", "Teacher's guide"), ("glossary", "Glossary
         ("pipeline", "Pipeline"), ("oracle", "Oracle"), ("benchmarks", "Benchmarks")]
 
 WORKSHOP_TIME = re.compile(r"Workshop time: about (\d+) minutes")
-HEADING = re.compile(r'<h([1-6]) id="[^"]*">(.*?)(?:<a class="anchor-link" href="#[^"]*">&#182;</a>)?</h\1>', re.S)
+ANCHOR_LINK = r'<a class="anchor-link" href="#[^"]*">(?:&#182;|¶)</a>'
+HEADING = re.compile(rf'<h([1-6]) id="[^"]*">(.*?)(?:{ANCHOR_LINK})*</h\1>', re.S)
 LINK = re.compile(r'<a href="([^"]*)"([^>]*)>(.*?)</a>', re.S)
 IMAGE = re.compile(r'<img src="([^"]*)"')
 BODY = re.compile(r"<!-- notebook -->\n(.*)\n<!-- /notebook -->", re.S)
