@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workshop import Wrong, exercise
+from workshop import Wrong, check_piece, equals_from_scratch, exercise
 from workshop.v3 import describe, output_frontier, run_schedule
 
 from v3 import GraphBuilder, Index, Version
@@ -208,3 +208,14 @@ def compact_by_hand(answer: Any) -> None:
                 f"{COMPACT_FRONTIER} merge at {COMPACT_FRONTIER} (adding up each value's multiplicities), and "
                 f"versions at or after it stay as they are"
             )
+
+
+@exercise
+def build_compact(answer: Any) -> None:
+    """The learner's ``Index.compact(self, frontier)``, run inside v3: join and count equal v0 from scratch.
+
+    ``join`` comes first: with two inputs taking turns, a frontier moves while
+    data beyond it is already indexed, which is where compaction can go wrong,
+    and hypothesis shrinks such a history to a few updates.
+    """
+    check_piece("v3", "index.Index.compact", answer, [equals_from_scratch("v3", name) for name in ("join", "count")])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from v2 import DifferenceStreamReader, DifferenceStreamWriter, GraphBuilder
+from v2 import Collection, DifferenceStreamReader, DifferenceStreamWriter, GraphBuilder
+from v2.index import Index
 
 debug_lines = [
     {6: 1},  # 1 and 2 become 3 and 6; only 6 is even
@@ -33,6 +34,40 @@ def _word_count_with_distinct(builder: GraphBuilder) -> Any:
     return writer, lines.flat_map(lambda line: line.split()).map(lambda word: (word, 1)).distinct().connect_reader()
 
 
+def build_reduce(self, collection):
+    """Index the difference; for each key it touches, the new output minus the output sent so far."""
+    delta = Index.from_collection(collection, "reduce")
+    self._inputs.append(delta)
+    self._inputs.compact()
+    changes = Index()
+    for key in delta.keys():
+        values = self._inputs.get(key)
+        if values:  # a key whose values all cancelled has no output at all, not f of nothing
+            for value, multiplicity in self._f(values):
+                changes.add_value(key, (value, multiplicity))
+        for value, multiplicity in self._outputs.get(key):
+            changes.add_value(key, (value, -multiplicity))
+    changes.compact()
+    self._outputs.append(changes)
+    self._outputs.compact()
+    return Collection([((key, value), multiplicity)
+                       for key in changes.keys() for value, multiplicity in changes.get(key)])
+
+
+def _reduce_of_an_emptied_key(self, collection):
+    """Calls ``f`` for a key whose values all cancelled: count then outputs ``(key, 0)`` where there is nothing."""
+    self._inputs.append(Index.from_collection(collection, "reduce"))
+    self._inputs.compact()
+    updates = []
+    for key in {record[0] for record, _ in collection}:
+        updates += [((key, value), multiplicity) for value, multiplicity in self._f(self._inputs.get(key))]
+        updates += [((key, value), -multiplicity) for value, multiplicity in self._outputs.get(key)]
+    output = Collection(updates).consolidate()
+    self._outputs.append(Index.from_collection(output, "reduce"))
+    self._outputs.compact()
+    return output
+
+
 MISTAKES = {
     "debug_lines": [{6: 1}, {6: -1, 12: 2}],  # forgets that an emptied difference is still a message
     "word_count": _word_count_with_distinct,
@@ -40,4 +75,5 @@ MISTAKES = {
         [{"a0": 1, "b0": 1}, {"a0": -1, "a1": 1, "b1": 1}, {"a2": 1, "b2": 1}, {"b3": 1}, {"b4": 1}],
         [{"a3": 1}, {"a4": 1}],
     ],
+    "build_reduce": _reduce_of_an_emptied_key,
 }
