@@ -208,7 +208,7 @@ ADVANCE_BY_DEFINITION = Property(
     got=lambda example: Version(example[0]).advance_by(Antichain(Version(element) for element in example[1])).coords,
     expected=_advanced_by_definition,
     example="(version, frontier)",
-    reference="the definition (the greatest version no future version tells apart)",
+    reference="the definition",
 )
 """The piece against its definition, frontiers of several elements included, which whole programs reach rarely."""
 
