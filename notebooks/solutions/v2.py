@@ -39,33 +39,26 @@ def build_reduce(self, collection):
     delta = Index.from_collection(collection, "reduce")
     self._inputs.append(delta)
     self._inputs.compact()
-    changes = Index()
+    updates = []
     for key in delta.keys():
         values = self._inputs.get(key)
-        if values:  # a key whose values all cancelled has no output at all, not f of nothing
-            for value, multiplicity in self._f(values):
-                changes.add_value(key, (value, multiplicity))
-        for value, multiplicity in self._outputs.get(key):
-            changes.add_value(key, (value, -multiplicity))
-    changes.compact()
-    self._outputs.append(changes)
+        new = self._f(values) if values else []  # a key whose values all cancelled has no output, not f([])
+        updates += [((key, value), multiplicity) for value, multiplicity in new]
+        updates += [((key, value), -multiplicity) for value, multiplicity in self._outputs.get(key)]
+    changes = Collection(updates).consolidate()
+    self._outputs.append(Index.from_collection(changes, "reduce"))
     self._outputs.compact()
-    return Collection([((key, value), multiplicity)
-                       for key in changes.keys() for value, multiplicity in changes.get(key)])
+    return changes
 
 
 def _reduce_of_an_emptied_key(self, collection):
-    """Calls ``f`` for a key whose values all cancelled: count then outputs ``(key, 0)`` where there is nothing."""
-    self._inputs.append(Index.from_collection(collection, "reduce"))
-    self._inputs.compact()
-    updates = []
-    for key in {record[0] for record, _ in collection}:
-        updates += [((key, value), multiplicity) for value, multiplicity in self._f(self._inputs.get(key))]
-        updates += [((key, value), -multiplicity) for value, multiplicity in self._outputs.get(key)]
-    output = Collection(updates).consolidate()
-    self._outputs.append(Index.from_collection(output, "reduce"))
+    """Also calls ``f`` for a key whose values all cancelled: count then says ``(key, 0)`` where there is nothing."""
+    changes = build_reduce(self, collection)
+    emptied = {record[0] for record, _ in collection if not self._inputs.get(record[0])}
+    extra = Collection([((key, value), multiplicity) for key in emptied for value, multiplicity in self._f([])])
+    self._outputs.append(Index.from_collection(extra, "reduce"))
     self._outputs.compact()
-    return output
+    return changes.concat(extra).consolidate()
 
 
 MISTAKES = {

@@ -26,18 +26,17 @@ compact_by_hand = {
 }
 
 def build_compact(self, frontier):
-    """Move each changed key's versions to ``advance_by(frontier)`` and add up what lands on one version."""
+    """Move each dirty key's versions to ``advance_by(frontier)`` and add up what lands on one version."""
     still_dirty = set()
     for key in self._dirty:
-        merged = defaultdict(lambda: defaultdict(int))  # version -> value -> multiplicity
+        totals = defaultdict(int)  # (advanced version, value) -> multiplicity
         for version, values in self._values[key].items():
             for value, multiplicity in values:
-                merged[version.advance_by(frontier)][value] += multiplicity
+                totals[version.advance_by(frontier), value] += multiplicity
         versions = defaultdict(list)
-        for version, totals in merged.items():
-            values = [(value, total) for value, total in totals.items() if total != 0]
-            if values:
-                versions[version] = values
+        for (version, value), total in totals.items():
+            if total != 0:
+                versions[version].append((value, total))
         if not versions:
             del self._values[key]
             continue
