@@ -1,8 +1,9 @@
-"""Checkers for the exercises of ``v1_difference_sequences.ipynb``: differences, a join's change, reduce's work.
+"""Checkers for the exercises of ``v1_difference_sequences.ipynb``: differences, a join's change, Index.join, reduce.
 
 The data a prediction is about is defined here (``ORDERS``, ``PRICES`` and
 their changes; ``POSTS``), so the notebook shows what the checker judges.
-Expected answers are computed by stage v1 itself.
+Expected answers are computed by stage v1 itself; the ``Index.join`` a learner
+builds is judged inside v1 against v0 from scratch (``workshop.build``).
 """
 
 from __future__ import annotations

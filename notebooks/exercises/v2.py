@@ -1,9 +1,10 @@
-"""Checkers for the exercises of ``v2_dataflow_graphs.ipynb``: a ``debug`` line, a word count, a waiting ``concat``.
+"""Checkers for the exercises of ``v2_dataflow_graphs.ipynb``: debug, a word count, reduce, concat.
 
 The inputs each exercise is about are defined here (``DEBUG_SENDS``,
 ``WORD_COUNT_SENDS``, ``CONCAT_A_FIRST``...), so the notebook prints the very
 data the checker judges. Expected answers are computed by running stage v2
-itself, never typed in.
+itself, never typed in; the ``Reduce.on_data`` a learner builds is judged
+inside v2 against v0 from scratch (``workshop.build``).
 """
 
 from __future__ import annotations

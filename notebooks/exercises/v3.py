@@ -3,7 +3,8 @@
 The schedules and the index each exercise is about are defined here
 (``FRONTIER_SCHEDULE``, ``REDUCE_SCHEDULE``, ``INDEX_UPDATES``), so the
 notebook prints the very data the checker judges. Expected answers are
-computed by running stage v3 itself, never typed in.
+computed by running stage v3 itself, never typed in; the ``Index.compact`` a
+learner builds is judged inside v3 against v0 from scratch (``workshop.build``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ here (``GRID_VERSIONS``, ``GRID_ROUNDS``, ``PREDICT_HISTORY``,
 ``geometric_series``), so the notebook shows the very data the checker
 judges. Expected answers are computed by the stages themselves: v4 for what
 v4 does, v0 (every version from scratch, through ``tests.harness``) for what
-is right.
+is right. The ``Version.join`` a learner builds is judged inside v4
+against v0 from scratch (``workshop.build``).
 """
 
 from __future__ import annotations

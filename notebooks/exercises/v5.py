@@ -3,7 +3,9 @@
 Each checker computes the right answer with v5's own ``Version`` and
 ``Antichain`` (or, for the correction, with v0 from scratch) and, when the
 learner's answer differs, says at which version, what was given, what was
-expected, and the step of the definition that gives it.
+expected, and the step of the definition that gives it. The ``advance_by`` a
+learner builds is judged inside v5, against its definition and v0 from scratch
+(``workshop.build``).
 """
 
 from __future__ import annotations
