@@ -31,6 +31,7 @@ e.g. ``check_piece("v3", "index.Index.compact", compact, [equals_from_scratch("v
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,6 +59,10 @@ SEARCH = settings(
     max_examples=EXAMPLES,
     suppress_health_check=list(HealthCheck),  # a learner's slow or partial piece is for the verdict to judge
 )
+
+SHRINK_SECONDS = 10.0
+"""How long hypothesis may shrink a failing example before the smallest found so far is shown: a
+wrong piece can make each run slow (a loop that no longer converges), and a learner is waiting."""
 
 
 @dataclass(frozen=True)
@@ -145,12 +150,44 @@ def _outcome(prop: Property, example: Any) -> tuple[Any, Any, Exception | None]:
 
 
 def _fails(prop: Property, example: Any) -> bool:
+    """Whether ``example`` breaks ``prop``: the stage gives something else, or raises."""
     got, expected, error = _outcome(prop, example)
     return error is not None or got != expected
 
 
+class _OutOfTime(Exception):
+    """Shrinking has used ``SHRINK_SECONDS``; the smallest failing example found so far stands."""
+
+
+def _smallest_failing(prop: Property) -> Any:
+    """The smallest example hypothesis finds on which ``prop`` fails, or None if it finds none.
+
+    While shrinking, hypothesis only tries examples smaller than the
+    smallest failing one so far, so the last failing example seen is the
+    one to show if time runs out.
+    """
+    last: list[Any] = []
+    first_failure: list[float] = []
+
+    def fails(example: Any) -> bool:
+        if first_failure and time.monotonic() - first_failure[0] > SHRINK_SECONDS:
+            raise _OutOfTime
+        if not _fails(prop, example):
+            return False
+        last[:] = [example]
+        first_failure[:] = first_failure or [time.monotonic()]
+        return True
+
+    try:
+        return find(prop.examples, fails, settings=SEARCH)
+    except NoSuchExample:
+        return None
+    except _OutOfTime:
+        return last[0]
+
+
 def _differing(got: Any, expected: Any) -> tuple[Any, Any]:
-    """Only the entries that differ, when both are dicts (results by version): the rest is noise."""
+    """Only the entries that differ, when both are dicts (results by version; a missing one is empty)."""
     if isinstance(got, dict) and isinstance(expected, dict):
         keys = [key for key in {**expected, **got} if got.get(key) != expected.get(key)]
         return {key: got.get(key, {}) for key in keys}, {key: expected.get(key, {}) for key in keys}
@@ -167,21 +204,19 @@ def check_piece(stage: str, attribute: str, piece: Callable, properties: Sequenc
     Raises:
         Wrong: ``piece`` is not callable, or a property fails.
     """
-    if not callable(piece):
-        raise Wrong(f"give a function to use as {attribute.split('.', 1)[1]}, not {type(piece).__name__}: {piece!r}")
     where = attribute.split(".", 1)[1]
+    if not callable(piece):
+        raise Wrong(f"give a function to use as {where}, not {type(piece).__name__}: {piece!r}")
     with swapped(stage, attribute, piece):
         for prop in properties:
-            try:
-                smallest = find(prop.examples, lambda example, prop=prop: _fails(prop, example), settings=SEARCH)
-            except NoSuchExample:
-                continue
-            got, expected, error = _outcome(prop, smallest)
-            break
+            smallest = _smallest_failing(prop)
+            if smallest is not None:
+                got, expected, error = _outcome(prop, smallest)
+                break
         else:
             return
-    heading = f"{prop.name} with your {where} differs from {prop.reference}; the smallest failing {prop.example}:\n" \
-        f"  {smallest!r}\n"
+    heading = (f"{prop.name} with your {where} differs from {prop.reference}; the smallest failing {prop.example}:\n"
+               f"  {smallest!r}\n")
     if error is not None:
         raise Wrong(f"{heading}there your {where} raised {type(error).__name__}: {error}")
     got, expected = _differing(got, expected)
