@@ -133,6 +133,11 @@ def test_a_swapped_piece_is_put_back_even_when_it_raises() -> None:
         check_piece("v3", "index.Index.compact", broken, [equals_from_scratch("v3", "count")])
     assert vars(v3.index.Index)["compact"] is original
 
+    assert "run" not in vars(v3.operators.Concat)  # inherited: swapped in on Concat, then removed, not copied down
+    with pytest.raises(KeyError), swapped("v3", "operators.Concat.run", broken):
+        raise KeyError("the learner's bug")
+    assert "run" not in vars(v3.operators.Concat)
+
 
 def test_a_wrong_piece_is_shown_its_smallest_failing_history() -> None:
     """The mistake in v2's reduce (a key whose values cancel still gets f's output) needs one update to show."""
@@ -148,16 +153,17 @@ def test_a_wrong_piece_is_shown_its_smallest_failing_history() -> None:
 
 @pytest.mark.parametrize("spelling", ["lambda", "functools.partial"])
 def test_a_build_it_checker_judges_a_piece_however_it_is_written(spelling: str) -> None:
+    """A method written as a lambda or a partial still gets ``self`` once swapped in, and its verdict."""
     import solutions.v3
 
-    for piece, verdict in ((solutions.v3.build_compact, None), (solutions.v3.MISTAKES["build_compact"], Wrong)):
-        answer = {"lambda": lambda self, frontier, piece=piece: piece(self, frontier),
-                  "functools.partial": functools.partial(piece)}[spelling]
-        if verdict is None:
-            CHECKERS["exercises.v3.build_compact"](answer)
-        else:
-            with pytest.raises(Wrong, match="smallest failing"):
-                CHECKERS["exercises.v3.build_compact"](answer)
+    spell = {
+        "lambda": lambda piece: lambda self, frontier: piece(self, frontier),
+        "functools.partial": functools.partial,
+    }[spelling]
+    checker = CHECKERS["exercises.v3.build_compact"]
+    checker(spell(solutions.v3.build_compact))
+    with pytest.raises(Wrong, match="smallest failing"):
+        checker(spell(solutions.v3.MISTAKES["build_compact"]))
 
 
 def test_the_word_count_data_repeats_a_word_in_a_line() -> None:
