@@ -25,6 +25,7 @@ compact_by_hand = {
     # south: pear +1 at 1 moves to 3, where it meets its -1 and cancels, so the key leaves the index
 }
 
+
 def build_compact(self, frontier):
     """Move each dirty key's versions to ``advance_by(frontier)`` and add up what lands on one version."""
     still_dirty = set()

@@ -14,6 +14,7 @@ input_v4_gets_right = [(1, 0, 1), (16, 1, 1), (16, 2, -1)]
 """Version 1 adds 16, which 1's doubling already reached, and version 2 takes it away again:
 16 and 32 should stay, and they do, because distinct holds each of them more than once anyway."""
 
+
 def build_join(self, other):
     """The least upper bound in lexicographic order: the later of the two versions."""
     return other if self.less_equal(other) else self

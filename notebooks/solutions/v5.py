@@ -19,6 +19,7 @@ correction_at_the_join = {("fruit", 1): 1, ("fruit", 2): -2, ("fruit", 3): 1}
 replaced the count 1 by 2); the count at (1, 1) is 3, so add ('fruit', 1), take away both
 ('fruit', 2) and add ('fruit', 3)."""
 
+
 def build_advance_by(self, frontier):
     """The meet, over the frontier's elements, of this version joined with each."""
     if not frontier.elements:
