@@ -54,3 +54,33 @@ def table(draw: st.DrawFn, rows: st.SearchStrategy, max_size: int = 8) -> list:
         if later is not None:
             history.append((row, later, -1))
     return draw(st.permutations(history))
+
+
+nodes = st.integers(0, 5)
+int_versions = st.integers(0, 3)
+tuple_versions = st.tuples(st.integers(0, 2), st.integers(0, 2))
+"""Loops' inputs: graphs on a few nodes, at int versions or at pairs (partially ordered)."""
+
+edges_over = {
+    "int": insert_then_retract(st.tuples(nodes, nodes), int_versions),
+    "tuple": insert_then_retract(st.tuples(nodes, nodes), tuple_versions),
+}
+
+
+@st.composite
+def roots_over(draw: st.DrawFn, versions: st.SearchStrategy) -> list:
+    """Node 0 is a root from the start and may be removed later, plus other roots inserted and retracted."""
+    zero = draw(versions)
+    history = [(0, zero, 1)]
+    removed = draw(st.one_of(st.none(), versions))
+    if removed is not None and less_equal(zero, removed) and removed != zero:
+        history.append((0, removed, -1))
+    return history + draw(insert_then_retract(nodes, versions))
+
+
+@st.composite
+def growing_graph(draw: st.DrawFn) -> list:
+    """``[roots, edges]`` that are only ever added to (node 0 a root from version 0): what v4's loops get right."""
+    edges = st.lists(st.tuples(st.tuples(nodes, nodes), int_versions, st.just(1)), max_size=8)
+    roots = st.lists(st.tuples(nodes, int_versions, st.just(1)), max_size=3)
+    return [[(0, 0, 1), *draw(roots)], draw(edges)]

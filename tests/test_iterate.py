@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from tests.harness import (
     build_graph,
     join_closure,
-    less_equal,
     operators,
     run,
     run_messages,
@@ -24,28 +23,7 @@ from tests.harness import (
     stage_module,
 )
 from tests.programs import ITERATIVE, connected_components, doubling_to_fifty, reachability
-from tests.strategies import insert_then_retract
-
-nodes = st.integers(0, 5)
-int_versions = st.integers(0, 3)
-tuple_versions = st.tuples(st.integers(0, 2), st.integers(0, 2))
-
-
-edges_over = {
-    "int": insert_then_retract(st.tuples(nodes, nodes), int_versions),
-    "tuple": insert_then_retract(st.tuples(nodes, nodes), tuple_versions),
-}
-
-
-@st.composite
-def roots_over(draw: st.DrawFn, versions: st.SearchStrategy) -> list:
-    """Node 0 is a root from the start and may be removed later, plus other roots inserted and retracted."""
-    zero = draw(versions)
-    history = [(0, zero, 1)]
-    removed = draw(st.one_of(st.none(), versions))
-    if removed is not None and less_equal(zero, removed) and removed != zero:
-        history.append((0, removed, -1))
-    return history + draw(insert_then_retract(nodes, versions))
+from tests.strategies import edges_over, growing_graph, insert_then_retract, int_versions, roots_over, tuple_versions
 
 
 def versions_to_check(inputs: list) -> list:
@@ -137,9 +115,7 @@ def test_loops_fed_one_version_at_a_time_equal_from_scratch(stage: str, name: st
 @given(data=st.data())
 def test_loops_on_inputs_that_only_grow_equal_from_scratch(stage: str, data: st.DataObject) -> None:
     """002, v4: lexicographic loops are right while records are only ever added."""
-    grow = st.lists(st.tuples(st.tuples(nodes, nodes), int_versions, st.just(1)), max_size=8)
-    roots = st.lists(st.tuples(nodes, int_versions, st.just(1)), max_size=3)
-    inputs = [[(0, 0, 1), *data.draw(roots)], data.draw(grow)]
+    inputs = data.draw(growing_graph())
     assert run(stage, reachability, inputs) == run("v0", reachability, inputs)
 
 

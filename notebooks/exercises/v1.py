@@ -1,15 +1,16 @@
-"""Checkers for the exercises of ``v1_difference_sequences.ipynb``: differences, a join's change, reduce's work.
+"""Checkers for the exercises of ``v1_difference_sequences.ipynb``: differences, a join's change, Index.join, reduce.
 
 The data a prediction is about is defined here (``ORDERS``, ``PRICES`` and
 their changes; ``POSTS``), so the notebook shows what the checker judges.
-Expected answers are computed by stage v1 itself.
+Expected answers are computed by stage v1 itself; the ``Index.join`` a learner
+builds is judged inside v1 against v0 from scratch (``workshop.build``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from workshop import Wrong, as_multiset, exercise
+from workshop import Wrong, as_multiset, check_piece, equals_from_scratch, exercise
 
 from v1 import Collection, DifferenceSequence
 
@@ -167,3 +168,9 @@ def reduce_recomputes(answer: Any) -> None:
             raise Wrong(f"for difference {position} you left out {key!r}: the difference mentions {key!r} and "
                         f"{key!r} still has values, so the function runs for it, even when the result turns out "
                         f"the same (reduce cannot know that without calling it)")
+
+
+@exercise
+def build_index_join(answer: Any) -> None:
+    """The learner's ``Index.join(self, other)``, run inside v1: join and a self-join must equal v0 from scratch."""
+    check_piece("v1", "index.Index.join", answer, [equals_from_scratch("v1", name) for name in ("join", "self_join")])

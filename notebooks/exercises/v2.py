@@ -1,9 +1,10 @@
-"""Checkers for the exercises of ``v2_dataflow_graphs.ipynb``: a ``debug`` line, a word count, a waiting ``concat``.
+"""Checkers for the exercises of ``v2_dataflow_graphs.ipynb``: debug, a word count, reduce, concat.
 
 The inputs each exercise is about are defined here (``DEBUG_SENDS``,
 ``WORD_COUNT_SENDS``, ``CONCAT_A_FIRST``...), so the notebook prints the very
 data the checker judges. Expected answers are computed by running stage v2
-itself, never typed in.
+itself, never typed in; the ``Reduce.on_data`` a learner builds is judged
+inside v2 against v0 from scratch (``workshop.build``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from workshop import Wrong, as_multiset, exercise
+from workshop import Wrong, as_multiset, check_piece, equals_from_scratch, exercise
 
 from v2 import Collection, DifferenceStreamReader, DifferenceStreamWriter, GraphBuilder
 
@@ -190,3 +191,10 @@ def concat_waits(answer: Any) -> None:
                     f"output of a step is the sum of the next unpaired difference of a and the next of b, "
                     f"in the order each input sent them"
                 )
+
+
+@exercise
+def build_reduce(answer: Any) -> None:
+    """The learner's ``Reduce.on_data(self, collection)``, run inside v2: count and distinct equal v0 from scratch."""
+    check_piece("v2", "operators.Reduce.on_data", answer,
+                [equals_from_scratch("v2", name) for name in ("count", "distinct")])

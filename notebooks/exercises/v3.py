@@ -3,16 +3,19 @@
 The schedules and the index each exercise is about are defined here
 (``FRONTIER_SCHEDULE``, ``REDUCE_SCHEDULE``, ``INDEX_UPDATES``), so the
 notebook prints the very data the checker judges. Expected answers are
-computed by running stage v3 itself, never typed in.
+computed by running stage v3 itself, never typed in; the ``Index.compact`` a
+learner builds is judged inside v3 against v0 from scratch (``workshop.build``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from workshop import Wrong, exercise
+from hypothesis import strategies as st
+from workshop import Property, Wrong, check_piece, equals_from_scratch, exercise
 from workshop.v3 import describe, output_frontier, run_schedule
 
+from tests import strategies
 from v3 import GraphBuilder, Index, Version
 
 FRONTIER_SCHEDULE = [("a", 2), ("b", 1), ("a", 5), ("b", 4), ("b", 7)]
@@ -208,3 +211,62 @@ def compact_by_hand(answer: Any) -> None:
                 f"{COMPACT_FRONTIER} merge at {COMPACT_FRONTIER} (adding up each value's multiplicities), and "
                 f"versions at or after it stay as they are"
             )
+
+
+def _held(index: Index) -> dict[Any, dict[int, list[tuple[Any, int]]]]:
+    """``{key: {version: sorted (value, multiplicity) list}}``: an index's ``_values``, repeats and zeros shown."""
+    return {key: {version.value: sorted(values) for version, values in versions.items()}
+            for key, versions in index._values.items()}
+
+
+def _compacted_by_index(example: tuple[list, int]) -> dict[Any, dict[int, list[tuple[Any, int]]]]:
+    """The updates added to an empty ``Index`` (the stage's, with the piece in place), compacted to the frontier."""
+    updates, frontier = example
+    index = Index()
+    for key, version, value, multiplicity in updates:
+        index.add_value(key, Version(version), (value, multiplicity))
+    index.compact(Version(frontier))
+    return _held(index)
+
+
+def _compacted_by_definition(example: tuple[list, int]) -> dict[Any, dict[int, list[tuple[Any, int]]]]:
+    """Each version moved to ``max(version, frontier)`` (``advance_by`` on ints), one entry per value, nothing zero."""
+    updates, frontier = example
+    totals: dict[tuple[Any, int, Any], int] = {}
+    for key, version, value, multiplicity in updates:
+        place = (key, max(version, frontier), value)
+        totals[place] = totals.get(place, 0) + multiplicity
+    held: dict[Any, dict[int, list[tuple[Any, int]]]] = {}
+    for (key, version, value), total in sorted(totals.items(), key=repr):
+        if total != 0:
+            held.setdefault(key, {}).setdefault(version, []).append((value, total))
+    return {key: {version: sorted(values) for version, values in versions.items()} for key, versions in held.items()}
+
+
+COMPACT_DEFINITION = Property(
+    name="compact",
+    examples=st.tuples(
+        st.lists(st.tuples(strategies.keys, strategies.versions, strategies.values, strategies.multiplicities),
+                 max_size=8),
+        strategies.versions,
+    ),
+    got=_compacted_by_index,
+    expected=_compacted_by_definition,
+    example="(updates (key, version, value, multiplicity) added to an empty Index, frontier)",
+    reference="the definition",
+)
+"""What compaction must leave in an index, which no program's output shows: merged, consolidated, nothing empty."""
+
+
+@exercise
+def build_compact(answer: Any) -> None:
+    """The learner's ``Index.compact(self, frontier)``, run inside v3: join and count equal v0, then the definition.
+
+    ``join`` comes first: with two inputs taking turns, a frontier moves while
+    data beyond it is already indexed, which is where compaction can go wrong,
+    and hypothesis shrinks such a history to a few updates. A compaction that
+    keeps every answer right but does not merge or consolidate (the index
+    would only grow) is caught by ``COMPACT_DEFINITION``.
+    """
+    check_piece("v3", "index.Index.compact", answer,
+                [*(equals_from_scratch("v3", name) for name in ("join", "count")), COMPACT_DEFINITION])

@@ -5,7 +5,8 @@ here (``GRID_VERSIONS``, ``GRID_ROUNDS``, ``PREDICT_HISTORY``,
 ``geometric_series``), so the notebook shows the very data the checker
 judges. Expected answers are computed by the stages themselves: v4 for what
 v4 does, v0 (every version from scratch, through ``tests.harness``) for what
-is right.
+is right. The ``Version.join`` a learner builds is judged inside v4
+against v0 from scratch (``workshop.build``).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from collections.abc import Hashable
 from itertools import pairwise
 from typing import Any
 
-from workshop import Wrong, exercise
+from workshop import Wrong, check_piece, equals_from_scratch, exercise
 
 from tests.catalog import BY_NAME
 from tests.harness import run, run_messages
+from tests.strategies import growing_graph
 from v4 import Version
 
 geometric_series = BY_NAME["geometric_series"].program
@@ -192,3 +194,13 @@ def input_v4_gets_right(answer: Any) -> None:
                     f"The retraction of {retracted[0][0]} at version {retracted[0][1]} leaves a double behind in "
                     f"distinct's index; retract a number whose doubles should stay anyway, or whose double is over 50"
                 )
+
+
+@exercise
+def build_join(answer: Any) -> None:
+    """The learner's ``Version.join(self, other)``, run inside v4: reachability equals v0 on graphs that only grow.
+
+    Those are the inputs the suite checks v4's loops on (``growing_graph``):
+    v4 is right for them, so any difference is the learner's join's.
+    """
+    check_piece("v4", "order.Version.join", answer, [equals_from_scratch("v4", "reachability", growing_graph())])

@@ -3,15 +3,19 @@
 Each checker computes the right answer with v5's own ``Version`` and
 ``Antichain`` (or, for the correction, with v0 from scratch) and, when the
 learner's answer differs, says at which version, what was given, what was
-expected, and the step of the definition that gives it.
+expected, and the step of the definition that gives it. The ``advance_by`` a
+learner builds is judged inside v5, against its definition and v0 from scratch
+(``workshop.build``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from workshop import Wrong, exercise
+from hypothesis import strategies as st
+from workshop import Property, Wrong, check_piece, equals_from_scratch, exercise
 
+from tests.strategies import edges_over, tuple_versions
 from v5 import Antichain, Version
 
 UPPER_SET_FRONTIER = ((0, 3), (2, 1), (4, 0))
@@ -170,3 +174,56 @@ def correction_at_the_join(answer) -> None:
         f"while the input at (1, 1) holds all three fruits, so count must say {{('fruit', 3): 1}}. "
         f"Your difference would leave {dict(sorted(yours.items()))}"
     )
+
+
+@st.composite
+def _version_and_frontier(draw: st.DrawFn) -> tuple[tuple[int, int], tuple[tuple[int, int], ...]]:
+    """A pair version and a frontier of one to three pair versions (an antichain: only its minimal ones kept)."""
+    version = draw(tuple_versions)
+    frontier = Antichain(Version(element) for element in draw(st.lists(tuple_versions, min_size=1, max_size=3)))
+    return version, tuple(element.coords for element in frontier.elements)
+
+
+def _advanced_by_definition(example: tuple) -> tuple[int, int]:
+    """The greatest version that no version the frontier allows can tell from ``version``, searched over a grid.
+
+    A future version ``t`` (one with some frontier element ``<= t``) tells
+    ``version`` from ``w`` when ``version <= t`` and ``w <= t`` differ. Every
+    coordinate involved is at most 2, so the grid 0..2 holds every ``t`` that
+    matters (joins of the version with the frontier's elements).
+    """
+    version, frontier = example
+    grid = [(a, b) for a in range(3) for b in range(3)]
+
+    def below(a: tuple, b: tuple) -> bool:
+        return a[0] <= b[0] and a[1] <= b[1]
+
+    future = [t for t in grid if any(below(element, t) for element in frontier)]
+    safe = [w for w in grid if below(version, w) and all(below(version, t) == below(w, t) for t in future)]
+    (greatest,) = [w for w in safe if all(below(other, w) for other in safe)]
+    return greatest
+
+
+ADVANCE_BY_DEFINITION = Property(
+    name="advance_by",
+    examples=_version_and_frontier(),
+    got=lambda example: Version(example[0]).advance_by(Antichain(Version(element) for element in example[1])).coords,
+    expected=_advanced_by_definition,
+    example="(version, frontier)",
+    reference="the definition",
+)
+"""The piece against its definition, frontiers of several elements included, which whole programs reach rarely."""
+
+
+@exercise
+def build_advance_by(answer: Any) -> None:
+    """The learner's ``Version.advance_by(self, frontier)``, run inside v5: against its definition, then count.
+
+    ``count`` runs on the suite's partially ordered histories (``edges_over``,
+    pairs as versions), where compaction advances by frontiers of several
+    elements.
+    """
+    check_piece("v5", "order.Version.advance_by", answer, [
+        ADVANCE_BY_DEFINITION,
+        equals_from_scratch("v5", "count", st.lists(edges_over["tuple"], min_size=1, max_size=1)),
+    ])

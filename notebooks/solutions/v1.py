@@ -34,9 +34,32 @@ def _differences_after_the_first(snapshots):
     )
 
 
+def build_index_join(self, other):
+    """Walk the smaller index's keys; pair each value here with each of ``other``'s under the key, self's first."""
+    smaller, larger = (self, other) if len(self) <= len(other) else (other, self)
+    result = []
+    for key in smaller.keys():
+        if key not in larger.keys():
+            continue
+        for value, multiplicity in self.get(key):
+            for other_value, other_multiplicity in other.get(key):
+                result.append(((key, (value, other_value)), multiplicity * other_multiplicity))
+    return result
+
+
+def _join_smaller_first(self, other):
+    """Pairs values as (smaller index's, larger index's): swapped whenever ``self`` is the larger."""
+    smaller, larger = (self, other) if len(self) <= len(other) else (other, self)
+    return [((key, (value, other_value)), multiplicity * other_multiplicity)
+            for key in smaller.keys() for value, multiplicity in smaller.get(key)
+            for other_value, other_multiplicity in larger.get(key)]
+
+
 MISTAKES = {
     "differences_from_snapshots": _differences_after_the_first,
     "join_change": {("cake", ("bo", 5)): -1, ("tea", ("ann", 3)): -1, ("tea", ("ann", 4)): 1, ("tea", ("cy", 3)): 1},
     "reduce_recomputes": [{"ann", "bo", "cy"}, {"ann"}, {"bo"}, {"cy", "di"}],
+    "build_index_join": _join_smaller_first,
 }
-"""A plausible wrong answer per exercise: A0 dropped; the third term dA.join(dB) left out; the emptied key listed."""
+"""A plausible wrong answer per exercise: A0 dropped; the third term dA.join(dB) left out; the emptied key listed;
+a join that pairs values in the order it walks the indexes."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from v2 import DifferenceStreamReader, DifferenceStreamWriter, GraphBuilder
+from v2 import Collection, DifferenceStreamReader, DifferenceStreamWriter, GraphBuilder
+from v2.index import Index
 
 debug_lines = [
     {6: 1},  # 1 and 2 become 3 and 6; only 6 is even
@@ -33,6 +34,33 @@ def _word_count_with_distinct(builder: GraphBuilder) -> Any:
     return writer, lines.flat_map(lambda line: line.split()).map(lambda word: (word, 1)).distinct().connect_reader()
 
 
+def build_reduce(self, collection):
+    """Index the difference; for each key it touches, the new output minus the output sent so far."""
+    delta = Index.from_collection(collection, "reduce")
+    self._inputs.append(delta)
+    self._inputs.compact()
+    updates = []
+    for key in delta.keys():
+        values = self._inputs.get(key)
+        new = self._f(values) if values else []  # a key whose values all cancelled has no output, not f([])
+        updates += [((key, value), multiplicity) for value, multiplicity in new]
+        updates += [((key, value), -multiplicity) for value, multiplicity in self._outputs.get(key)]
+    changes = Collection(updates).consolidate()
+    self._outputs.append(Index.from_collection(changes, "reduce"))
+    self._outputs.compact()
+    return changes
+
+
+def _reduce_of_an_emptied_key(self, collection):
+    """Also calls ``f`` for a key whose values all cancelled: count then says ``(key, 0)`` where there is nothing."""
+    changes = build_reduce(self, collection)
+    emptied = {record[0] for record, _ in collection if not self._inputs.get(record[0])}
+    extra = Collection([((key, value), multiplicity) for key in emptied for value, multiplicity in self._f([])])
+    self._outputs.append(Index.from_collection(extra, "reduce"))
+    self._outputs.compact()
+    return changes.concat(extra).consolidate()
+
+
 MISTAKES = {
     "debug_lines": [{6: 1}, {6: -1, 12: 2}],  # forgets that an emptied difference is still a message
     "word_count": _word_count_with_distinct,
@@ -40,4 +68,5 @@ MISTAKES = {
         [{"a0": 1, "b0": 1}, {"a0": -1, "a1": 1, "b1": 1}, {"a2": 1, "b2": 1}, {"b3": 1}, {"b4": 1}],
         [{"a3": 1}, {"a4": 1}],
     ],
+    "build_reduce": _reduce_of_an_emptied_key,
 }
