@@ -1,11 +1,14 @@
-"""Checkers for the exercises of ``final2_arrangements.ipynb``: a LEFT JOIN with NULLs, a shared arrangement.
+"""Checkers for the exercises of ``final2_arrangements.ipynb``: a LEFT JOIN with NULLs, a shared arrangement,
+the half of a join that meets a difference with the other side's index.
 
-Each checker drives ``final`` through its public API only (input sessions,
-``graph.run()``, ``Output`` handles, the finished graph's ``operators``), and
-the right answer is what final does, cross-checked against a from-scratch
-computation (plain Python, or v0). The data an exercise is about is defined
-here (``ORDERS``, ``CUSTOMERS``, ``QUERY``, ``LINKS``), so the notebook shows
-the very data the checker judges.
+The first two checkers drive ``final`` through its public API only (input
+sessions, ``graph.run()``, ``Output`` handles, the finished graph's
+``operators``), and the right answer is what final does, cross-checked
+against a from-scratch computation (plain Python, or v0). The data an
+exercise is about is defined here (``ORDERS``, ``CUSTOMERS``, ``QUERY``,
+``LINKS``), so the notebook shows the very data the checker judges. The
+``Index.meet`` a learner builds is judged inside final against v0 from
+scratch (``workshop.build``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from workshop import Wrong, as_multiset, exercise
+from workshop import Wrong, as_multiset, check_piece, equals_from_scratch, exercise
 from workshop.final import build, feed, from_scratch, left_join_from_scratch, own_indexes
 
 # Exercise 1: a LEFT JOIN where NULLs and deletions matter.
@@ -103,3 +106,18 @@ def two_hops(answer: Callable[[Any, Any], Any]) -> None:
         raise Wrong(f"the joins index {own_indexes(graph)} inputs themselves; only the two hops' left inputs "
                     f"should be, with links read through its one arrangement")
 
+
+# Exercise 3: build the half of a join that meets a difference with the other side's index.
+
+
+@exercise
+def build_meet(answer: Any) -> None:
+    """The learner's ``Index.meet(self, version, updates, left=True)``, run inside final: ``join`` equals v0.
+
+    A ``join`` whose inputs are not arranged meets every difference arriving
+    on one side with the other side's own index through ``meet``
+    (``_OwnIndex.meets``), so the suite's oracle property on ``a.join(b)``
+    runs the learner's function on every message, both sides, with versions
+    arriving out of order.
+    """
+    check_piece("final", "trace.Index.meet", answer, [equals_from_scratch("final", "join")])

@@ -1,11 +1,14 @@
-"""Checkers for the exercises of ``final3_aggregates.ipynb``: ``min`` retracted, SUM with NULLs, a loop's frontier.
+"""Checkers for the exercises of ``final3_aggregates.ipynb``: ``min`` retracted, the reduction ``min`` applies,
+SUM with NULLs, a loop's frontier.
 
-Each checker drives ``final`` through its public API only (input sessions,
-``graph.run()``, ``Output`` handles, ``graph.progress``), and the right
-answer is what final does, cross-checked against plain Python where an
-answer can be computed from scratch. The data an exercise is about is defined
-here (``MIN_HISTORY``, ``NULL_ROWS``, ``PATH_EDGES``), so the notebook shows
-the very data the checker judges.
+The prediction checkers drive ``final`` through its public API only (input
+sessions, ``graph.run()``, ``Output`` handles, ``graph.progress``), and the
+right answer is what final does, cross-checked against plain Python where an
+answer can be computed from scratch. The data an exercise is about is
+defined here (``MIN_HISTORY``, ``NULL_ROWS``, ``PATH_EDGES``), so the
+notebook shows the very data the checker judges. The ``min_values`` a
+learner builds is judged inside final against v0 from scratch
+(``workshop.build``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from workshop import Wrong, as_multiset, exercise
+from workshop import Wrong, as_multiset, check_piece, equals_from_scratch, exercise
 from workshop.final import feed, reachability, table_at
 
 import final
@@ -82,7 +85,23 @@ def min_after_retractions(answer: Any) -> None:
                         f"{why[version]}")
 
 
-# Exercise 2: SUM with NULLs.
+# Exercise 2: build the reduction every round of min's hierarchy applies.
+
+
+@exercise
+def build_min(answer: Any) -> None:
+    """The learner's ``min_values(values)``, run inside final as every round of ``min()``: ``min`` equals v0.
+
+    ``min()`` is ``hierarchical(self, min_values, "min")``, which looks the
+    function up when a graph is built, so every one of the 16 reductions of
+    the hierarchy runs the learner's function; the suite's histories retract
+    more than they insert, so a group can hold a value with a negative
+    multiplicity, which is not there.
+    """
+    check_piece("final", "operators.aggregate.min_values", answer, [equals_from_scratch("final", "min")])
+
+
+# Exercise 3: SUM with NULLs.
 
 NULL_ROWS = [
     (("x", 2), 0, 1),
@@ -132,10 +151,10 @@ def sum_with_nulls(answer: Any) -> None:
     raise Wrong(f"give one (key, sum) record per key with multiplicity 1, as {truth}; you gave {given}")
 
 
-# Exercise 3: where the tracker holds pointstamps once a loop has run.
+# Exercise 4: where the tracker holds pointstamps once a loop has run.
 
 PATH_EDGES = [(0, 1), (1, 2), (2, 3)]
-"""Exercise 3's edges, inserted at version 0 with the root 0; then roots advance to 5 and edges to 3."""
+"""Exercise 4's edges, inserted at version 0 with the root 0; then roots advance to 5 and edges to 3."""
 
 ROOTS_TO, EDGES_TO = 5, 3
 """Where each session advances before ``graph.run()``."""
