@@ -2,8 +2,8 @@
 # The tests: ruff over the whole tree, then the shared suite with pytest.
 # Installs what it needs first (scripts/bootstrap.sh, and Debian's chromium for the
 # browser tests of the workshop site). Extra arguments go to pytest,
-# e.g. scripts/test.sh -k join -x; without any, the Spark tests run in a second
-# pytest process beside the rest. With CI set, hypothesis runs its "ci" profile
+# e.g. scripts/test.sh -k join -x, in one process; without any, the whole suite
+# runs on two workers (pytest-xdist). With CI set, hypothesis runs its "ci" profile
 # (300 examples per property); locally the lighter "dev" profile.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -32,20 +32,9 @@ if [ "$#" -gt 0 ]; then
     exit "$status"
 fi
 
-# The whole suite runs as two pytest processes side by side: the Spark tests, which mostly wait on
-# JVMs and the subprocesses they start, and everything else. Their reports follow each other.
-spark_tests=(tests/test_spark.py tests/test_spark_cli.py tests/test_spark_failures.py tests/test_spark_follow.py)
-spark_log="$(mktemp)"
-python -m pytest "${spark_tests[@]}" >"$spark_log" 2>&1 &
-spark_pid=$!
+# The whole suite runs on two workers (pytest-xdist), each test file on one of them and the Spark
+# tests together (tests/conftest.py groups them).
 status=0
-python -m pytest "${spark_tests[@]/#/--ignore=}" || status=$?
-report "all but the Spark tests" "$status"
-spark_status=0
-wait "$spark_pid" || spark_status=$?
-echo "test.sh: the Spark tests, run beside the rest:"
-cat "$spark_log"
-rm -f "$spark_log"
-report "the Spark tests" "$spark_status"
-if [ "$status" -ne 0 ]; then exit "$status"; fi
-exit "$spark_status"
+python -m pytest -n 2 --dist loadgroup || status=$?
+report "pytest -n 2" "$status"
+exit "$status"

@@ -1,4 +1,5 @@
-"""Shared fixtures: the ``stage`` parameter, the ``since`` marker, hypothesis profiles, one Spark session.
+"""Shared fixtures: the ``stage`` parameter, the ``since`` marker, hypothesis profiles, one Spark session,
+and the groups the suite's tests run in on two workers.
 
 Every test that takes a ``stage`` argument runs once per stage folder present
 (v0 .. v5, final), from the stage named by ``@pytest.mark.since(...)`` on.
@@ -30,6 +31,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "stage" in metafunc.fixturenames and not explicit:
         marker = metafunc.definition.get_closest_marker("since")
         metafunc.parametrize("stage", stages_since(marker.args[0] if marker else "v0"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group the tests for pytest-xdist's ``--dist loadgroup`` (``scripts/test.sh`` runs the whole suite on two
+    workers): a test file's tests run on one worker, in order, since they may share files and module
+    fixtures; the Spark tests, all four files, run on one worker and share its one SparkSession."""
+    for item in items:
+        name = item.path.name
+        item.add_marker(pytest.mark.xdist_group("spark" if name.startswith("test_spark") else name))
 
 
 @pytest.fixture

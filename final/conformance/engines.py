@@ -27,6 +27,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -519,15 +520,45 @@ def d2ts_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LI
     Raises:
         EngineError: node or npm is missing, or the install fails.
     """
+    return _npm_engine("d2ts", D2TS, timeout, max_lines, max_bytes)
+
+
+@contextmanager
+def _installing(folder: Path) -> Iterator[None]:
+    """Hold ``folder/.install.lock`` while checking and installing into ``folder``.
+
+    Two processes that find an install missing at once (two test workers, two
+    oracle runs) take turns: the second finds the install done. Without
+    ``fcntl`` (Windows) installs are not serialized.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(folder / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _npm_engine(name: str, folder: Path, timeout: float, max_lines: int, max_bytes: int) -> CommandEngine:
+    """The Node adapter ``folder/adapter.mjs``, after ``npm ci`` in ``folder`` if ``@electric-sql/<name>`` is
+    not installed there yet."""
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
-            raise EngineError(f"the d2ts adapter needs {tool} on the PATH (Node.js 18 or newer)")
-    if not (D2TS / "node_modules" / "@electric-sql" / "d2ts").exists():
-        print("installing d2ts (npm ci in final/conformance/d2ts) ...", file=sys.stderr)
-        result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=D2TS, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise EngineError(f"npm ci in {D2TS} failed:\n{result.stderr[-2000:]}")
-    return CommandEngine("d2ts", ["node", str(D2TS / "adapter.mjs")], timeout=timeout, max_lines=max_lines,
+            raise EngineError(f"the {name} adapter needs {tool} on the PATH (Node.js 18 or newer)")
+    package = folder / "node_modules" / "@electric-sql" / name
+    with _installing(folder):
+        if not package.exists():
+            print(f"installing {name} (npm ci in final/conformance/{folder.name}) ...", file=sys.stderr)
+            result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True,
+                                    text=True)
+            if result.returncode != 0:
+                raise EngineError(f"npm ci in {folder} failed:\n{result.stderr[-2000:]}")
+    return CommandEngine(name, ["node", str(folder / "adapter.mjs")], timeout=timeout, max_lines=max_lines,
                          max_bytes=max_bytes)
 
 
@@ -608,16 +639,7 @@ def d2mini_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_
     Raises:
         EngineError: node or npm is missing, or the install fails.
     """
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            raise EngineError(f"the d2mini adapter needs {tool} on the PATH (Node.js 18 or newer)")
-    if not (D2MINI / "node_modules" / "@electric-sql" / "d2mini").exists():
-        print("installing d2mini (npm ci in final/conformance/d2mini) ...", file=sys.stderr)
-        result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=D2MINI, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise EngineError(f"npm ci in {D2MINI} failed:\n{result.stderr[-2000:]}")
-    return CommandEngine("d2mini", ["node", str(D2MINI / "adapter.mjs")], timeout=timeout, max_lines=max_lines,
-                         max_bytes=max_bytes)
+    return _npm_engine("d2mini", D2MINI, timeout, max_lines, max_bytes)
 
 
 def python312() -> str | None:
@@ -651,18 +673,19 @@ def venv_engine(name: str, folder: Path, timeout: float = DEFAULT_TIMEOUT, max_l
     python = venv / "bin" / "python"
     marker = venv / "installed-requirements.txt"
     wanted = (folder / "requirements.txt").read_text()
-    if not (python.exists() and marker.exists() and marker.read_text() == wanted):
-        interpreter = python312()
-        if interpreter is None:
-            raise EngineError(f"the {name} adapter needs Python 3.12 or newer, and none was found (pyenv install "
-                              "3.12, or put python3.12 on the PATH)")
-        print(f"installing {name} (a venv in {folder} made with {interpreter}) ...", file=sys.stderr)
-        for step in ([interpreter, "-m", "venv", "--clear", str(venv)],
-                     [str(python), "-m", "pip", "install", "-q", "-r", str(folder / "requirements.txt")]):
-            result = subprocess.run(step, capture_output=True, text=True)
-            if result.returncode != 0:
-                raise EngineError(f"{shlex.join(step)} failed:\n{(result.stdout + result.stderr)[-2000:]}")
-        marker.write_text(wanted)
+    with _installing(folder):
+        if not (python.exists() and marker.exists() and marker.read_text() == wanted):
+            interpreter = python312()
+            if interpreter is None:
+                raise EngineError(f"the {name} adapter needs Python 3.12 or newer, and none was found (pyenv "
+                                  "install 3.12, or put python3.12 on the PATH)")
+            print(f"installing {name} (a venv in {folder} made with {interpreter}) ...", file=sys.stderr)
+            for step in ([interpreter, "-m", "venv", "--clear", str(venv)],
+                         [str(python), "-m", "pip", "install", "-q", "-r", str(folder / "requirements.txt")]):
+                result = subprocess.run(step, capture_output=True, text=True)
+                if result.returncode != 0:
+                    raise EngineError(f"{shlex.join(step)} failed:\n{(result.stdout + result.stderr)[-2000:]}")
+            marker.write_text(wanted)
     return CommandEngine(name, [str(python), str(folder / "adapter.py")], timeout=timeout, max_lines=max_lines,
                          max_bytes=max_bytes)
 
