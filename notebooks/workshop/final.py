@@ -22,6 +22,8 @@ from typing import Any
 import final
 import v0  # the oracle: it computes every version from scratch
 import v5  # for comparison only: the stage before final
+from final.conformance import drive
+from final.conformance.versions import sort_key
 
 Update = tuple[Any, Any, int]
 """``(record, version, multiplicity)``: one change of an input; a version is an int or a tuple of ints."""
@@ -35,8 +37,7 @@ Result = dict[Any, dict[Any, int]]
 
 def versions_of(histories: Iterable[History]) -> list[Any]:
     """The versions at which any of ``histories`` changes, in order."""
-    return sorted({version for history in histories for _, version, _ in history},
-                  key=lambda version: version if isinstance(version, tuple) else (version,))
+    return sorted({version for history in histories for _, version, _ in history}, key=sort_key)
 
 
 def build(program: Callable[..., Any], inputs: int = 1, zero: Any = 0) -> tuple[list[Any], Any, Any]:
@@ -71,18 +72,10 @@ def changes(output: Any) -> dict[int, dict[Any, int]]:
     return {version[0]: output.changes(version) for version in output.versions()}
 
 
-def less_equal(a: Any, b: Any) -> bool:
-    """The order of versions: ints as usual, tuples coordinate by coordinate."""
-    return a <= b if isinstance(a, int) else all(x <= y for x, y in zip(a, b, strict=True))
-
-
 def from_scratch(program: Callable[..., Any], histories: list[History], versions: Iterable[Any]) -> Result:
-    """v0's answer: ``program`` applied at each of ``versions`` to every input as it stands there."""
-    return {
-        version: program(*(v0.Collection([(record, m) for record, at, m in history if less_equal(at, version)])
-                           for history in histories)).as_dict()
-        for version in versions
-    }
+    """v0's answer: ``program`` applied at each of ``versions`` to every input as it stands there (the oracle's
+    own from-scratch run, ``final.conformance.drive.from_scratch``)."""
+    return drive.from_scratch(v0, program, histories, list(versions))
 
 
 def kinds(graph: Any) -> Counter:
