@@ -36,7 +36,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -190,11 +189,6 @@ def notebook_css() -> str:
     return "\n".join(re.findall(r"<style[^>]*>(.*?)</style>", head, re.S))
 
 
-def markdown_page(name: str, title: str, markdown: str, base: Path) -> Page:
-    """A page from Markdown (the README's sections, the guide, the glossary)."""
-    return Page(name, title, markdown2html(markdown), base)
-
-
 def readme_sections(readme: str, headings: list[str]) -> str:
     """The ``##`` sections of the README with these headings, each up to the next ``##``."""
     parts = []
@@ -257,6 +251,7 @@ class Builder:
     def __init__(self, out: Path, previous: Path) -> None:
         self.out, self.previous = out, previous
         self.stops = route()
+        self.notebooks = {stop.path.stem for stop in self.stops}
         self.readme = (ROOT / "README.md").read_text()
         self.images: dict[Path, str] = {}
 
@@ -274,24 +269,28 @@ class Builder:
                             f"scripts/site.sh {stop.module}")
         return found.group(1)
 
-    def pages(self, selected: Callable[[Stop], bool], progress: Iterable[Stop]) -> list[Page]:
+    def pages(self, executed: list[Stop]) -> list[Page]:
+        """Every page's body: the home page, guide and glossary (Jinja, then Markdown), the README's sections,
+        the benchmarks, and each notebook, executed if it is one of ``executed``."""
         environment = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
         times = {stop.module: stop for stop in self.stops}
         context = {"stops": self.stops, "times": times, "parts": PARTS,
-                   "schedule": lambda start, stops: schedule(start, stops, times),
-                   "route_svg": svg(route_dot(self.stops))}
-        home = markdown2html(environment.from_string((SOURCES / "index.md").read_text()).render(context))
-        picture = f'<div class="route">{context["route_svg"]}</div>'
-        pages = [Page("index", "The route", home.replace("<p>ROUTE-PICTURE</p>", picture), SOURCES)]
-        for name, title in MARKDOWN_PAGES.items():
-            markdown = environment.from_string((SOURCES / f"{name}.md").read_text()).render(context)
-            pages.append(markdown_page(name, title, markdown, SOURCES))
-        for name, (title, headings) in README_PAGES.items():
-            pages.append(markdown_page(name, title, readme_sections(self.readme, headings), ROOT))
+                   "schedule": lambda start, stops: schedule(start, stops, times)}
+
+        def page(name: str, title: str, markdown: str, base: Path) -> Page:
+            return Page(name, title, markdown2html(environment.from_string(markdown).render(context)), base)
+
+        home = page("index", "The route", (SOURCES / "index.md").read_text(), SOURCES)
+        home.body = home.body.replace("<p>ROUTE-PICTURE</p>", f'<div class="route">{svg(route_dot(self.stops))}</div>')
+        pages = [home]
+        pages += [page(name, title, (SOURCES / f"{name}.md").read_text(), SOURCES)
+                  for name, title in MARKDOWN_PAGES.items()]
+        pages += [Page(name, title, markdown2html(readme_sections(self.readme, headings)), ROOT)
+                  for name, (title, headings) in README_PAGES.items()]
         bench = ROOT / "tests" / "bench" / "README.md"
-        pages.append(markdown_page("benchmarks", "Benchmarks", bench.read_text(), bench.parent))
-        for stop in progress:
-            pages.append(Page(stop.path.stem, stop.title, self.notebook_body(stop, selected(stop)), NOTEBOOKS, stop))
+        pages.append(Page("benchmarks", "Benchmarks", markdown2html(bench.read_text()), bench.parent))
+        for stop in tqdm(self.stops, desc="notebooks", unit="notebook", disable=not sys.stderr.isatty()):
+            pages.append(Page(stop.path.stem, stop.title, self.notebook_body(stop, stop in executed), NOTEBOOKS, stop))
         return pages
 
     def anchors(self, pages: list[Page]) -> None:
@@ -310,7 +309,6 @@ class Builder:
 
         A notebook is found by its file name from anywhere (``v3_versions_and_frontiers.ipynb``,
         ``notebooks/...``, ``../notebooks/...``), a README anchor on the page that holds its section."""
-        notebooks = {stop.path.stem for stop in self.stops}
         if re.match(r"^[a-z]+:", href):
             return href
         path, _, anchor = href.partition("#")
@@ -321,7 +319,7 @@ class Builder:
             return f"#{anchor}" if owner is page else f"{owner.name}.html#{anchor}"
         if path.endswith(".html") and path.removesuffix(".html") in pages:
             name = path.removesuffix(".html")
-        elif path.endswith(".ipynb") and Path(path).stem in notebooks:
+        elif path.endswith(".ipynb") and Path(path).stem in self.notebooks:
             name = Path(path).stem
         else:
             name = by_path.get((page.base / path).resolve())
@@ -336,8 +334,7 @@ class Builder:
     def links(self, pages: list[Page]) -> None:
         """Point every link at a page of the site; a link to a repository file becomes its text, marked as a path."""
         by_name = {page.name: page for page in pages}
-        by_path = {stop.path: stop.path.stem for stop in self.stops}
-        by_path[ROOT / "tests" / "bench" / "README.md"] = "benchmarks"
+        by_path = {ROOT / "tests" / "bench" / "README.md": "benchmarks"}
         by_path.update({SOURCES / f"{name}.md": name for name in MARKDOWN_PAGES})
         for page in pages:
             def relinked(match: re.Match, page: Page = page) -> str:
@@ -411,9 +408,7 @@ def build(out: Path, names: list[str], pages_only: bool, previous: Path = SITE) 
             raise SiteError(f"no notebook in {NOTEBOOKS} matches {names}")
     else:
         selected = list(builder.stops)
-    chosen = {stop.path for stop in selected}
-    stops = tqdm(builder.stops, desc="notebooks", unit="notebook", disable=not sys.stderr.isatty())
-    pages = builder.pages(lambda stop: stop.path in chosen, stops)
+    pages = builder.pages(selected)
     builder.anchors(pages)
     builder.links(pages)
     out.mkdir(parents=True, exist_ok=True)
