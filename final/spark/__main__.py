@@ -6,7 +6,8 @@ set's change logs and writes the report; its last line reads
 and only then. ``generate`` writes a data set's tables and change logs as
 Parquet, to read back with ``run --tables`` or ``run --logs`` (or to look at);
 with ``--append K`` it adds K commits to existing logs. ``follow`` keeps
-every query up to date as commits land in a log folder (``follow.py``).
+every query up to date as commits land in a log folder (``follow.py``), and
+``verify`` checks what a follow wrote against Spark SQL at every version.
 
 Every input (the arguments, the master URL, each data set's tables or logs)
 is checked before any work starts (``inputs.validate``). Anything that fails
@@ -57,7 +58,7 @@ def parser() -> argparse.ArgumentParser:
     top = _Parser(prog="python -m final.spark", description=__doc__.split("\n\n")[0])
     commands = top.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="check final/ against Spark SQL at every version, and report")
-    generate = commands.add_parser("generate", help="write a data set's tables and change logs as Parquet")
+    generate = commands.add_parser("generate", help="write a data set's tables, and its history as Delta tables")
     for command in (run, generate):
         command.add_argument("--dataset", choices=[*DATASETS, "all"], default="all")
         command.add_argument("--rows", type=int, help="rows in each data set's main table (default: embedded size)")
@@ -76,9 +77,12 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--logs", help="read change logs from DIR/<dataset>/<table> (Delta change feed columns)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="progress bars (default: when stderr is a terminal)")
+    generate.add_argument("--format", choices=["delta", "parquet"], default="delta",
+                          help="logs as Delta tables with their change data feed (default), or as Parquet change "
+                               "logs with commit markers")
     generate.add_argument("--append", type=int, metavar="K",
-                          help="add K commits to the change logs in --logs DIR (a live source for follow)")
-    generate.add_argument("--logs", help="with --append: the log folder to add to (DIR/<dataset>/<table>)")
+                          help="add K commits to the tables in --logs DIR (a live source for follow)")
+    generate.add_argument("--logs", help="with --append: the folder to add to (DIR/<dataset>/<table>)")
     follow = commands.add_parser("follow", help="keep every query up to date as commits land in a log folder")
     follow.add_argument("--logs", required=True, help="the log folder to follow: DIR/<dataset>/<table>")
     follow.add_argument("--out", required=True, help="where each query's change feed goes: OUT/<query>/")
@@ -87,8 +91,13 @@ def parser() -> argparse.ArgumentParser:
     when.add_argument("--available-now", action="store_true", help="process what is there, then stop")
     when.add_argument("--trigger-seconds", type=float, default=10.0,
                       help="look for new commits this often, until stopped (default 10)")
-    follow.add_argument("--master", help="Spark master URL (default local[*], or $FINAL_SPARK_MASTER)")
-    follow.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
+    verify = commands.add_parser("verify", help="check a follow's outputs against Spark SQL at every version")
+    verify.add_argument("--logs", required=True, help="the tables the follow read: DIR/<dataset>/<table>")
+    verify.add_argument("--out", required=True, help="the follow's --out")
+    verify.add_argument("--checkpoint", help="the follow's --checkpoint (default OUT/_checkpoint)")
+    for command in (follow, verify):
+        command.add_argument("--master", help="Spark master URL (default local[*], or $FINAL_SPARK_MASTER)")
+        command.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
     return top
 
 
@@ -111,11 +120,13 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
     conf = parse_conf(arguments.conf)
     if arguments.command == "follow":
         return _follow(arguments, conf, log_file)
+    if arguments.command == "verify":
+        return _verify(arguments, conf, log_file)
     if arguments.command == "generate" and arguments.append is not None:
         return _append(arguments, conf, log_file)
     partitions = _partitions(arguments.partitions) if arguments.command == "run" else []
     names = list(DATASETS) if arguments.dataset == "all" else [arguments.dataset]
-    from .pipeline import EMBEDDED_VERSIONS, read_logs, run_pipeline, write_logs
+    from .pipeline import EMBEDDED_VERSIONS, read_logs, run_pipeline, write_delta, write_logs
     from .report import write_report
     from .session import spark_session
 
@@ -128,10 +139,14 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
         for name in names:
             tables = datasets.generate(spark, name, arguments.rows, arguments.seed, arguments.nan_fraction)
             datasets.write(tables, os.path.join(arguments.out, "tables", name))
-            paths = write_logs(tables, os.path.join(arguments.out, "logs", name), versions, arguments.seed)
-            read_logs(spark, name, paths)
-            print(f"{name}: tables in {os.path.join(arguments.out, 'tables', name)}, "
-                  f"change logs in {os.path.join(arguments.out, 'logs', name)}")
+            logs = os.path.join(arguments.out, "logs", name)
+            if arguments.format == "delta":
+                write_delta(tables, logs, versions, arguments.seed)
+                kind = "Delta tables with their change data feed"
+            else:
+                read_logs(spark, name, write_logs(tables, logs, versions, arguments.seed))
+                kind = "Parquet change logs"
+            print(f"{name}: tables in {os.path.join(arguments.out, 'tables', name)}, {kind} in {logs}")
         return 0
     run = run_pipeline(spark, arguments.out, names, arguments.rows, versions, partitions, arguments.seed,
                        arguments.tables, logs=arguments.logs, progress=arguments.progress,
@@ -146,19 +161,40 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
 
 
 def _follow(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) -> int:
-    """``follow``: the log folder checked first, then followed (until stopped, unless --available-now)."""
-    from .follow import datasets_in, follow
+    """``follow``: the log folder checked first, then followed (until stopped, unless --available-now); a
+    SIGINT or SIGTERM stops it at a micro-batch boundary with one line and exit status 130 or 143."""
+    from .follow import FollowStopped, datasets_in, follow
     from .session import spark_session
 
     check_master(settings(arguments.master, conf)[0])
     names = datasets_in(arguments.logs)
     validate(names, None, 1, None, arguments.logs)
     spark = spark_session(arguments.master, conf, log_file=log_file)
-    applied = follow(spark, arguments.logs, arguments.out, arguments.checkpoint, arguments.available_now,
-                     arguments.trigger_seconds)
+    try:
+        applied = follow(spark, arguments.logs, arguments.out, arguments.checkpoint, arguments.available_now,
+                         arguments.trigger_seconds)
+    except FollowStopped as stopped:
+        print(stopped, flush=True)
+        return stopped.status
     print("followed: " + ", ".join(f"{name} through version {version}" for name, version in applied.items())
-          + f"; change feeds in {arguments.out}")
+          + f"; output tables in {arguments.out}")
     return 0
+
+
+def _verify(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) -> int:
+    """``verify``: every output of a follow against Spark SQL at every applied version; exit 1 on a mismatch."""
+    from .follow import verify
+    from .outputs import sql_text
+    from .session import spark_session
+
+    check_master(settings(arguments.master, conf)[0])
+    spark = spark_session(arguments.master, conf, log_file=log_file)
+    checked, mismatches = verify(spark, arguments.logs, arguments.out, arguments.checkpoint)
+    for mismatch in mismatches[:20]:
+        print(f"{mismatch.query} at version {mismatch.version}: {sql_text(mismatch.row)} Spark SQL "
+              f"{mismatch.expected}, the follow {mismatch.actual}")
+    print(f"{checked} versions checked, {len(mismatches)} differences")
+    return 1 if mismatches else 0
 
 
 def _append(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) -> int:
@@ -176,8 +212,8 @@ def _append(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) 
     spark = spark_session(arguments.master, conf, log_file=log_file)
     for name in names:
         last = append_logs(spark, name, os.path.join(arguments.logs, name), arguments.append, arguments.seed)
-        print(f"{name}: {arguments.append} commits added to {os.path.join(arguments.logs, name)}, "
-              f"now through version {last}")
+        print(f"{name}: {arguments.append} versions of commits added to {os.path.join(arguments.logs, name)} "
+              f"({last} commits in all)")
     return 0
 
 

@@ -34,10 +34,15 @@ from ..graph import DifferenceStreamBuilder
 
 @dataclass(frozen=True)
 class Table:
-    """A table's name and its columns as ``(name, Spark SQL type)``; a record is a tuple in this order."""
+    """A table's name and its columns as ``(name, Spark SQL type)``; a record is a tuple in this order.
+
+    ``key`` names the columns that identify a row, if any: a Delta commit of
+    the table changes a row with that key in place (``delta.apply_changes``).
+    """
 
     name: str
     columns: tuple[tuple[str, str], ...]
+    key: tuple[str, ...] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -52,13 +57,13 @@ TABLES = {
         Table("trips", (
             ("trip_id", "BIGINT"), ("passenger_count", "INT"), ("fare_amount", "DECIMAL(8,2)"),
             ("trip_distance", "DOUBLE"), ("pickup_datetime", "TIMESTAMP"), ("dropoff_datetime", "TIMESTAMP"),
-        )),
+        ), key=("trip_id",)),
         Table("edges", (("src", "BIGINT"), ("dst", "BIGINT"))),
         Table("roots", (("node", "BIGINT"),)),
         # 003's enrichment: facts -> users (user_id = id) -> addrs (addr_id = id) -> agent (zipcode = zc).
-        Table("facts", (("fact_id", "BIGINT"), ("user_id", "BIGINT"), ("amount", "DECIMAL(8,2)"))),
-        Table("users", (("id", "BIGINT"), ("name", "STRING"), ("addr_id", "BIGINT"))),
-        Table("addrs", (("id", "BIGINT"), ("street", "STRING"), ("zipcode", "INT"))),
+        Table("facts", (("fact_id", "BIGINT"), ("user_id", "BIGINT"), ("amount", "DECIMAL(8,2)")), key=("fact_id",)),
+        Table("users", (("id", "BIGINT"), ("name", "STRING"), ("addr_id", "BIGINT")), key=("id",)),
+        Table("addrs", (("id", "BIGINT"), ("street", "STRING"), ("zipcode", "INT")), key=("id",)),
         Table("agent", (("zc", "INT"), ("agent_name", "STRING"))),
     ]
 }
@@ -75,7 +80,10 @@ class Query:
     ``fixed_point``, ``sql`` is only the first round: the from-scratch side
     then runs ``fixed_point`` over a view ``reached`` holding the previous
     round, until a round adds nothing. ``build`` takes one stream per input,
-    in order, and returns the stream of result rows.
+    in order, and returns the stream of result rows. ``key`` names the
+    output columns that identify a result row (the GROUP BY key), if any: in
+    a follow's change feed, a row that keeps its key while other columns
+    change is an update (``update_preimage``, ``update_postimage``).
     """
 
     name: str
@@ -86,6 +94,7 @@ class Query:
     sql: str
     source: str
     fixed_point: str | None = None
+    key: tuple[str, ...] | None = None
     partition_by: dict[str, str | None] | None = field(default=None)
 
 
@@ -187,7 +196,7 @@ QUERIES = {
     query.name: query
     for query in [
         Query(
-            name="fares_by_passengers", dataset="trips", inputs=("trips",),
+            name="fares_by_passengers", dataset="trips", inputs=("trips",), key=("passenger_count",),
             columns=("passenger_count", "min_fare", "max_fare", "distinct_distances"),
             build=fares_by_passengers,
             sql="SELECT passenger_count, MIN(fare_amount), MAX(fare_amount), COUNT(DISTINCT trip_distance) "
@@ -196,7 +205,7 @@ QUERIES = {
             partition_by={"trips": "passenger_count"},
         ),
         Query(
-            name="fare_totals", dataset="trips", inputs=("trips",),
+            name="fare_totals", dataset="trips", inputs=("trips",), key=("passenger_count",),
             columns=("passenger_count", "trips", "fares", "total_fare", "average_fare"),
             build=fare_totals,
             sql="SELECT passenger_count, COUNT(*), COUNT(fare_amount), SUM(fare_amount), AVG(fare_amount) "
@@ -205,7 +214,7 @@ QUERIES = {
             partition_by={"trips": "passenger_count"},
         ),
         Query(
-            name="distance_range", dataset="trips", inputs=("trips",),
+            name="distance_range", dataset="trips", inputs=("trips",), key=("passenger_count",),
             columns=("passenger_count", "shortest", "longest", "distances"),
             build=distance_range,
             sql="SELECT passenger_count, MIN(trip_distance), MAX(trip_distance), COUNT(trip_distance) "
@@ -214,7 +223,7 @@ QUERIES = {
             partition_by={"trips": "passenger_count"},
         ),
         Query(
-            name="trips_by_distance", dataset="trips", inputs=("trips",),
+            name="trips_by_distance", dataset="trips", inputs=("trips",), key=("passenger_count", "trip_distance"),
             columns=("passenger_count", "trip_distance", "trips", "min_fare", "max_fare"),
             build=trips_by_distance,
             sql="SELECT passenger_count, trip_distance, COUNT(*), MIN(fare_amount), MAX(fare_amount) FROM trips "

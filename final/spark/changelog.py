@@ -382,13 +382,13 @@ def append_commits(
     return typed_log(appended, table)
 
 
-def write_appended(log: DataFrame, path: str) -> None:
-    """Add ``log``'s files to the log folder ``path``, each renamed into place in version order.
+def write_appended(log: DataFrame, path: str) -> list[str]:
+    """Add ``log``'s rows (one commit's) to the log folder ``path`` as new files; their names.
 
     Spark writes them into a folder beside ``path`` first; the files are then
-    moved in one by one as ``part-v<first version>-<n>.parquet``, names that
-    sort after the files already there (``part-0…``) and in version order,
-    so a follow reading the folder sees whole files, commits in order.
+    moved in as ``part-v<first version>-<n>.parquet``, names that sort after
+    the files already there (``part-0…``). A reader takes them only once the
+    commit's marker names them (``sources.write_marker``).
     """
     import shutil
 
@@ -396,11 +396,11 @@ def write_appended(log: DataFrame, path: str) -> None:
 
     staging = f"{path.rstrip(os.sep)}.append-{os.getpid()}"
     log.orderBy(VERSION).write.mode("overwrite").parquet(staging)
-    spark = log.sparkSession
-    ranges = (spark.read.parquet(staging).groupBy(F.col("_metadata.file_path").alias("file"))
-              .agg(F.min(VERSION).alias("low")).collect())
-    low = {os.path.basename(found["file"]): found["low"] for found in ranges}
-    files = sorted((name for name in os.listdir(staging) if name in low), key=lambda name: (low[name], name))
+    low = log.agg(F.min(VERSION)).first()[0]
+    files = sorted(name for name in os.listdir(staging) if name.endswith(".parquet"))
+    names = []
     for number, name in enumerate(files):
-        os.replace(os.path.join(staging, name), os.path.join(path, f"part-v{low[name]:08d}-{number:05d}.parquet"))
+        names.append(f"part-v{low:08d}-{number:05d}.parquet")
+        os.replace(os.path.join(staging, name), os.path.join(path, names[-1]))
     shutil.rmtree(staging)
+    return names

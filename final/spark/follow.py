@@ -1,73 +1,77 @@
-"""``follow``: keep every query of a log folder's data sets up to date as commits land, exactly once.
+"""``follow``: keep every query of a data set up to date as its tables' commits land, never dropping a change.
 
-Structured Streaming reads each data set's change logs (``LOGS/<dataset>/<table>``,
-Parquet in the change-feed columns) as one stream, the union of its tables'
-file streams; ``foreachBatch`` hands each micro-batch to a ``Follower``, which
-feeds ``final/`` one version at a time and writes each query's result as a
-change feed of its own:
+The tables are Delta tables or the Parquet change-log layout (``sources``).
+Structured Streaming drives the micro-batches: a ``sources.CommitStream``
+per data set, whose offsets are each table's newest commit, and
+``foreachBatch`` hands each micro-batch (the commits it brings) to a
+``Follower``, which reads and checks every commit, binds it to a version of
+the data set, feeds ``final/`` one version at a time, and writes each
+query's result as a Delta table with its change data feed on.
 
-``OUT/<query>/part-<version>.parquet``
-    the query's columns (dots made underscores), ``_change_type`` (``insert``
-    or ``delete``) and ``_commit_version``: the rows whose multiplicity
-    changed at that version, one row per copy. Every version of the input
-    logs gets a file, empty when the result did not change, so the files
-    say how far the follow has come. Each file is written beside its place
-    and renamed into it, so a file is whole or absent. ``read_output``
-    reads a query's feed back as a change log (with ``_multiplicity``), so
-    a follow's output can be another pipeline's input.
+**One durable order.** Delta tables have their own versions and no
+multi-table transactions, so the follow makes the data set's versions
+itself: version ``n`` *is* one table's commit (Materialize calls this
+reclocking). A micro-batch's new commits are bound in commit-time order
+(ties in catalog order), each to the next version, and the binding is
+appended to ``CHECKPOINT/<dataset>/binding.jsonl`` and flushed to disk
+before anything is applied; a restart replays the same binding. A Parquet
+log's versions are already shared by its tables: a marker's commit binds its
+own versions, which must all come after the versions bound before. Spark SQL's
+truth at version ``n`` is each table as of its newest commit bound at or
+before ``n`` (``verify``).
 
-**When a version is applied.** Commits land in version order (as Delta's
-do), but one micro-batch may hold part of a commit: a version is complete
-once a later version appears in any table's log, or when the source is
-drained (``--available-now``: process what is there, then stop). So in a
-live follow, the newest version waits for the next commit.
+**Nothing dropped, nothing misplaced.** A commit is complete when Delta's log
+holds it, or its marker is written; only complete commits are read, every
+one in full, and each table's commits are bound in their own order with no
+gap. A commit for a version already applied (a Parquet file of an old
+version, a table whose history was rewritten) stops the follow with exit 2,
+never silence. Every commit is checked before it is bound
+(``sources.read_commit``: columns, types, change types, versions), and in
+the Parquet layout a delete of a row the table does not hold is refused
+too (Delta's feed cannot hold one: it is made from the rows a commit
+removed).
 
-**Exactly once across restarts.** Nothing is trusted that a kill could cut
-short. ``CHECKPOINT/<dataset>/`` holds Spark's own streaming checkpoint and,
-after every micro-batch that applied a version, a snapshot of the
-consolidated input collections as of the last applied version ``S``
-(``snapshot-S/<table>.parquet``, each record with its copies) and
-``state.json`` naming it (and the log files read so far), replaced
-atomically. A restart refuses a log rewritten since (a file it read is
-gone), and otherwise loads snapshot
-``S`` into fresh dataflows (their output at the load is not written: it
-was, version by version, before ``S`` was recorded), then reads the log's
-tail (every update after ``S``) from the log files themselves, and only
-then resumes the stream; a file the stream delivers that the tail already
-read is skipped, and an update at or before the applied version is never
-applied twice. Versions after ``S`` are applied again and their output files
-written again, identically (a version's changes depend only on the
-inputs up to it), over whatever a kill left. So after a SIGKILL at any point
-the restarted follow ends with the output an uninterrupted one writes: no
-version missing, none written twice.
+**Checkpoints that grow with the change.** A micro-batch appends a line per
+commit to the binding and switches ``state.json`` (the last version whose
+outputs are all written); it never writes the inputs. The inputs' durable
+copy is the source itself: a restart reads each table as of its commit bound
+at that version (Delta's time travel; the Parquet log's files) into fresh
+dataflows, then applies the bound versions after it. Outputs are written
+through that version's Delta commit number: output table version ``n`` is
+data set version ``n``, so an output a killed run already committed is
+recognised and not written twice.
 
-``FINAL_FOLLOW_KILL=<point>:<n>`` makes the process kill itself (SIGKILL)
-the ``n``-th time it reaches ``point`` (``batch``: a micro-batch arrived;
-``apply``: a version applied, its outputs not written; ``output``: an
-output file written but not yet renamed into place; ``snapshot``: a
-snapshot written, ``state.json`` not yet switched), so the tests can check
-the guarantee at each of those moments.
+``FINAL_FOLLOW_KILL=<point>:<n>`` makes the process SIGKILL itself the
+``n``-th time it reaches ``point``: ``startup`` (restored, the stream not
+started), ``batch`` (a micro-batch arrived), ``bind`` (its commits bound,
+none applied), ``apply`` (a version applied, no output written), ``output``
+(one query's output committed, not the others'), ``checkpoint`` (every
+output written, ``state.json`` not switched).
+
+SIGINT and SIGTERM stop the follow at a micro-batch boundary: the batch in
+flight finishes, the stream stops, one line says how far it came, and the
+exit status is 130 or 143; the outputs and checkpoint are consistent, so a
+restart goes on exactly once.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sys
+import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlparse
 
-from ..trace import add_multiplicity
+from . import delta, sources
 from .catalog import DATASETS, TABLES, Query, queries_of
-from .changelog import CHANGE_TYPE, MULTIPLICITY, VERSION, typed_log, with_multiplicity
+from .changelog import MULTIPLICITY, VERSION
 from .incremental import IncrementalQuery
-from .outputs import remove_leftovers, replace_file, replace_folder
-from .pipeline import rows
+from .outputs import record_text, remove_leftovers, replace_file
+from .sources import MARKERS, Commit, CommitError
 from .sqlfloat import sql_row
 
 if TYPE_CHECKING:
@@ -75,15 +79,16 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 KILL_VARIABLE = "FINAL_FOLLOW_KILL"
-COPIES = "_copies"
-FILE, TABLE = "_file", "_table"
-
-Update = tuple[int, str, tuple, int]
-"""``(version, table, record, multiplicity)``."""
+STOP_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+"""Exit statuses of a follow stopped by a signal: 128 + the signal's number, as a shell reports it."""
 
 
 class FollowError(ValueError):
-    """A log folder or checkpoint the follow cannot use: the message names it and says what to do."""
+    """A log folder, checkpoint or output the follow cannot use: the message names it and says what to do."""
+
+
+class Stopped(Exception):
+    """Raised in a micro-batch that begins after a stop was asked for, so Spark does not mark it done."""
 
 
 _reached: dict[str, int] = {}
@@ -107,42 +112,34 @@ def _say(line: str) -> None:
 
 
 def datasets_in(logs: str) -> list[str]:
-    """The data sets whose every table has a log folder under ``logs``, in catalog order.
+    """The data sets with a folder under ``logs``, in catalog order, each checked to hold all its tables.
 
     Raises:
-        FollowError: ``logs`` is not a folder, or holds no data set's logs.
+        FollowError: ``logs`` is not a folder, holds no data set, or a data set lacks a table.
     """
     if not os.path.isdir(logs):
         raise FollowError(f"no log folder {logs}; write one with `python -m final.spark generate --out DIR` "
                           f"and follow DIR/logs")
-    found = [name for name, tables in DATASETS.items()
-             if all(os.path.isdir(os.path.join(logs, name, table)) for table in tables)]
+    found = [name for name in DATASETS if os.path.isdir(os.path.join(logs, name))]
     if not found:
-        raise FollowError(f"{logs} holds no data set's change logs: expected folders <dataset>/<table> for one of "
-                          + "; ".join(f"{name} ({', '.join(tables)})" for name, tables in DATASETS.items()))
+        raise FollowError(f"{logs} holds no data set: expected folders <dataset>/<table> (Delta tables or Parquet "
+                          f"change logs) for one of " + "; ".join(f"{name} ({', '.join(tables)})"
+                                                                  for name, tables in DATASETS.items()))
+    for name in found:
+        try:
+            sources.layout(os.path.join(logs, name), name)
+        except CommitError as error:
+            raise FollowError(str(error)) from None
     return found
 
 
 def output_columns(query: Query) -> list[str]:
-    """A query's output column names as Parquet holds them: ``users.id`` becomes ``users_id``."""
+    """A query's output column names as its Delta table holds them: ``users.id`` becomes ``users_id``."""
     return [column.replace(".", "_") for column in query.columns]
 
 
-def _arrow_type(kind: str) -> pyarrow.DataType:
-    """The Arrow type of a Spark SQL type name as the catalog and Spark's schemas spell them."""
-    import pyarrow
-
-    kind = kind.upper()
-    if kind.startswith("DECIMAL"):
-        precision, scale = (int(part) for part in kind[kind.index("(") + 1:-1].split(","))
-        return pyarrow.decimal128(precision, scale)
-    simple = {"BIGINT": pyarrow.int64(), "INT": pyarrow.int32(), "DOUBLE": pyarrow.float64(),
-              "STRING": pyarrow.string(), "TIMESTAMP": pyarrow.timestamp("us"), "BOOLEAN": pyarrow.bool_()}
-    return simple[kind]
-
-
 def output_schema(spark: SparkSession, query: Query) -> pyarrow.Schema:
-    """The Arrow schema of ``query``'s change feed: its SQL result's column types, then the change columns."""
+    """The Arrow schema of ``query``'s output table: its SQL result's column types, as Spark SQL infers them."""
     import pyarrow
 
     empty = spark.newSession()  # its own temporary views: empty tables of the inputs' types
@@ -150,19 +147,18 @@ def output_schema(spark: SparkSession, query: Query) -> pyarrow.Schema:
         columns = ", ".join(f"{name} {kind}" for name, kind in TABLES[table].columns)
         empty.createDataFrame([], columns).createOrReplaceTempView(table)
     result = empty.sql(query.sql).schema
-    fields = [pyarrow.field(name, _arrow_type(column.dataType.simpleString()))
-              for name, column in zip(output_columns(query), result.fields, strict=True)]
-    return pyarrow.schema([*fields, pyarrow.field(CHANGE_TYPE, pyarrow.string()),
-                           pyarrow.field(VERSION, pyarrow.int64())])
+    return pyarrow.schema([pyarrow.field(name, sources.arrow_type(column.dataType.simpleString()))
+                           for name, column in zip(output_columns(query), result.fields, strict=True)])
 
 
-def _write_table(table: pyarrow.Table, path: str, point: str | None = None) -> None:
-    """``table`` as Parquet at ``path``; then the kill point ``point``, if any (the file written, not yet renamed)."""
-    import pyarrow.parquet
+@dataclass(frozen=True)
+class Bound:
+    """A commit bound to the data set's versions ``first .. last`` (one version for a Delta commit)."""
 
-    pyarrow.parquet.write_table(table, path)
-    if point:
-        _kill_point(point)
+    table: str
+    commit: int
+    first: int
+    last: int
 
 
 @dataclass
@@ -170,9 +166,11 @@ class Follower:
     """One data set's queries kept up to date: what ``foreachBatch`` calls, and what a restart rebuilds.
 
     Invariant: every version up to ``applied`` is applied to every query's
-    dataflow, and its output files are written; ``pending`` holds, by log
-    file, the updates after ``applied`` seen so far; ``inputs`` is each
-    table's consolidated collection as of ``applied``.
+    dataflow and its outputs are committed; ``pending`` holds, by version,
+    the changes of versions bound after ``applied``; ``bindings`` is
+    ``binding.jsonl``, in order. In the Parquet layout ``held`` is each
+    table's rows (with their copies) as of the newest bound version, to
+    refuse a delete of a row that is not there.
     """
 
     spark: SparkSession
@@ -182,227 +180,483 @@ class Follower:
     checkpoint: str
     log: Callable[[str], None] = print
     applied: int = -1
-    newest: int = -1
-    pending: dict[str, list[Update]] = field(default_factory=dict)
-    known_files: set[str] = field(default_factory=set)
-    inputs: dict[str, dict[tuple, int]] = field(default_factory=dict)
-    engines: dict[str, IncrementalQuery] = field(default_factory=dict)
-    schemas: dict[str, pyarrow.Schema] = field(default_factory=dict)
+    bindings: list[Bound] = field(default_factory=list)
+    pending: dict[int, list[tuple[str, tuple, int]]] = field(default_factory=lambda: defaultdict(list))
+    failure: Exception | None = None
+    stopping: bool = False
 
     def __post_init__(self) -> None:
+        self.folder = os.path.join(self.logs, self.dataset)
+        self.parquet = sources.layout(self.folder, self.dataset) == "parquet"
         self.queries = queries_of(self.dataset)
         self.engines = {query.name: IncrementalQuery(query) for query in self.queries}
+        self.held: dict[str, dict[tuple, int]] = {table: {} for table in DATASETS[self.dataset]}
+        self.state = os.path.join(self.checkpoint, self.dataset)
+        self.lock = threading.Lock()
+        os.makedirs(self.state, exist_ok=True)
+        remove_leftovers(self.state)
         self.schemas = {query.name: self._schema(query) for query in self.queries}
-        self.inputs = {table: {} for table in DATASETS[self.dataset]}
-        self.folder = os.path.join(self.checkpoint, self.dataset)
-        os.makedirs(self.folder, exist_ok=True)
-        remove_leftovers(self.folder)
-        for query in self.queries:
-            os.makedirs(os.path.join(self.out, query.name), exist_ok=True)
-            remove_leftovers(os.path.join(self.out, query.name))
 
     def _schema(self, query: Query) -> pyarrow.Schema:
-        """The schema of ``query``'s feed: its first file's, on a restart (no Spark job), else Spark SQL's."""
-        import pyarrow.parquet
+        """The schema of ``query``'s output table: the table's own if it exists (no Spark job), else Spark SQL's."""
+        path = self.output(query)
+        if delta.exists(path):
+            import pyarrow
+            from deltalake import DeltaTable
 
-        folder = os.path.join(self.out, query.name)
-        written = sorted(name for name in os.listdir(folder) if name.startswith("part-")) if os.path.isdir(
-            folder) else []
-        if written:
-            return pyarrow.parquet.read_schema(os.path.join(folder, written[0])).remove_metadata()
+            return pyarrow.schema(DeltaTable(path).schema().to_arrow())
         return output_schema(self.spark, query)
 
-    # Restart: the snapshot, then the log's tail.
+    def output(self, query: Query) -> str:
+        return os.path.join(self.out, query.name)
+
+    @property
+    def newest(self) -> dict[str, int]:
+        """Each source's newest bound commit: where a stream with no Spark checkpoint of its own begins."""
+        newest: dict[str, int] = {}
+        for bound in self.bindings:
+            newest[bound.table] = bound.commit
+        return newest
+
+    @property
+    def bound_through(self) -> int:
+        return self.bindings[-1].last if self.bindings else -1
+
+    # Restart: the binding, the inputs as of the applied version, then the bound versions after it.
 
     def restore(self) -> None:
-        """Load the last snapshot (if any) and read every update after it from the log files."""
-        import pyarrow.parquet
+        """Load the binding and state, the inputs as of the applied version, and the bound commits after it."""
+        self.bindings = self._read_binding()
+        state = os.path.join(self.state, "state.json")
+        if os.path.exists(state):
+            with open(state) as file:
+                self.applied = json.load(file)["version"]
+        bound_commits = [Commit(bound.table, bound.commit, 0) for bound in self.bindings]
+        newest = sources.newest_commits(self.folder, self.dataset)
+        for commit in bound_commits:
+            if commit.number > newest.get(commit.table, -1):
+                raise FollowError(
+                    f"checkpoint {self.state} bound commit {commit.number} of {self._name(commit)}, which "
+                    f"{self.folder} no longer has (its newest is {newest.get(commit.table, -1)}): the tables were "
+                    f"written anew; follow them with a new --out and --checkpoint")
+        self._load(bound_commits)
+        if self.applied >= 0:
+            self.log(f"{self.dataset}: restarted at version {self.applied}")
+        _kill_point("startup")
 
-        state_path = os.path.join(self.folder, "state.json")
-        if os.path.exists(state_path):
-            with open(state_path) as file:
-                state = json.load(file)
-            version = state["version"]
-            for uri in state["files"]:
-                path = unquote(urlparse(uri).path)
-                if not os.path.exists(path):
-                    raise FollowError(
-                        f"the change log under {os.path.join(self.logs, self.dataset)} was rewritten since checkpoint "
-                        f"{self.folder} read it ({path} is gone): a checkpoint follows one log as it grows; follow "
-                        f"the new log with a new --checkpoint and --out")
-            for table in DATASETS[self.dataset]:
-                names = TABLES[table].names
-                held = pyarrow.parquet.read_table(os.path.join(self.folder, state["snapshot"], f"{table}.parquet"))
-                self.inputs[table] = {sql_row(tuple(row[name] for name in names)): row[COPIES]
-                                      for row in held.to_pylist()}
+    def _read_binding(self) -> list[Bound]:
+        """``binding.jsonl``'s lines; a last line cut short by a kill (its commits never applied) is dropped."""
+        path = os.path.join(self.state, "binding.jsonl")
+        if not os.path.exists(path):
+            return []
+        with open(path, "rb") as file:
+            text = file.read()
+        whole = text[:text.rfind(b"\n") + 1]
+        if len(whole) != len(text):
+            with open(path, "r+b") as file:
+                file.truncate(len(whole))
+        return [Bound(**json.loads(line)) for line in whole.decode().splitlines()]
+
+    def _load(self, bound_commits: list[Commit]) -> None:
+        """Rebuild the dataflows as of ``applied`` from the source, and hold the bound versions after it."""
+        loaded: dict[str, dict[tuple, int]] = {table: {} for table in DATASETS[self.dataset]}
+        if self.parquet:
+            for commit in bound_commits:
+                for version, table, record, multiplicity in self._read(commit):
+                    if version <= self.applied:
+                        _add(loaded[table], record, multiplicity)
+                    else:
+                        self.pending[version].append((table, record, multiplicity))
+            self.held = {table: dict(rows) for table, rows in loaded.items()}
+            for version in list(self.pending):
+                for table, record, multiplicity in self.pending[version]:
+                    _add(self.held[table], record, multiplicity)
+        else:
+            as_of: dict[str, int] = {}
+            for commit, bound in zip(bound_commits, self.bindings, strict=True):
+                if bound.first <= self.applied:
+                    as_of[commit.table] = commit.number
+                else:
+                    self._hold(bound, self._read(commit))
+            for table, number in as_of.items():
+                path = os.path.join(self.folder, table)
+                where = f"table {table} ({path}) as of commit {number}"
+                for record in sources.records(delta.read_table(path, number), table, where):
+                    _add(loaded[table], record, 1)
+        if self.applied >= 0:
             for query in self.queries:
-                self.engines[query.name].apply(version, [
-                    (table, record, copies) for table in query.inputs for record, copies in self.inputs[table].items()
-                ])
-            self.applied = version
-            self.log(f"{self.dataset}: restarted from the snapshot at version {version}")
-        tail = self._read_logs()
-        self.take(tail)
+                self.engines[query.name].apply(self.applied, [
+                    (table, record, copies) for table in query.inputs for record, copies in loaded[table].items()])
 
-    def _read_logs(self) -> list[tuple[str, int, str, tuple, int]]:
-        """Every update in the data set's log files now: ``(file, version, table, record, multiplicity)``."""
-        from pyspark.sql import functions as F
+    def _read(self, commit: Commit) -> list[sources.Change]:
+        try:
+            return sources.read_commit(self.folder, commit)
+        except CommitError as error:
+            raise FollowError(str(error)) from None
 
-        found = []
-        for table in DATASETS[self.dataset]:
-            frame = with_multiplicity(typed_log(self.spark.read.parquet(os.path.join(self.logs, self.dataset, table)),
-                                                table))
-            names = TABLES[table].names
-            selected = frame.select(F.col("_metadata.file_path"), VERSION, *names, MULTIPLICITY)
-            found += [(row[0], row[1], table, row[2:-1], row[-1]) for row in rows(selected)]
-        return found
+    def _name(self, commit: Commit) -> str:
+        return f"the log's commit markers ({MARKERS})" if commit.table == MARKERS else f"table {commit.table}"
 
     # The stream.
 
-    def stream(self) -> DataFrame:
-        """The data set's logs as one streaming DataFrame: a row per update, each table's columns prefixed."""
-        from pyspark.sql import functions as F
-
-        frames = []
-        for table in DATASETS[self.dataset]:
-            path = os.path.join(self.logs, self.dataset, table)
-            schema = self.spark.read.parquet(path).schema
-            frame = with_multiplicity(typed_log(self.spark.readStream.schema(schema).parquet(path), table))
-            frames.append(frame.select(
-                F.lit(table).alias(TABLE), F.col("_metadata.file_path").alias(FILE), F.col(VERSION),
-                F.col(MULTIPLICITY), *(F.col(name).alias(f"{table}__{name}") for name in TABLES[table].names),
-            ))
-        union = frames[0]
-        for frame in frames[1:]:
-            union = union.unionByName(frame, allowMissingColumns=True)
-        return union
-
     def on_batch(self, frame: DataFrame, batch_id: int) -> None:
-        """``foreachBatch``: take the batch's new files, apply every complete version, snapshot."""
-        from pyspark.sql import functions as F
+        """``foreachBatch``: bind the batch's new commits, apply every bound version, switch the state."""
+        with self.lock:
+            if self.stopping:
+                raise Stopped(f"{self.dataset}: stopping; micro-batch {batch_id} is left for the restart")
+            try:
+                _kill_point("batch")
+                commits = [Commit(row["table"], row["commit"], row["timestamp"]) for row in frame.collect()]
+                self.take(commits)
+                self.advance()
+            except Exception as error:
+                self.failure = error
+                raise
 
-        _kill_point("batch")
-        updates = []
-        for table in DATASETS[self.dataset]:
-            prefixed = [f"{table}__{name}" for name in TABLES[table].names]
-            chosen = frame.where(F.col(TABLE) == table).select(FILE, VERSION, *prefixed, MULTIPLICITY)
-            updates += [(row[0], row[1], table, row[2:-1], row[-1]) for row in rows(chosen)]
-        self.take(updates)
-        self.advance(self.newest - 1)
+    def take(self, commits: list[Commit]) -> None:
+        """Read and check every commit not bound yet, then bind them all (durably), then hold their changes.
 
-    def take(self, updates: Iterable[tuple[str, int, str, tuple, int]]) -> None:
-        """Hold the updates of files not seen before that come after the applied version (NaN as ``NAN``, so a
-        record's copies and its deletions meet in ``inputs``)."""
-        fresh: dict[str, list[Update]] = defaultdict(list)
-        for file, version, table, record, multiplicity in updates:
-            if file in self.known_files:
-                continue
-            self.newest = max(self.newest, version)
-            if version > self.applied:
-                fresh[file].append((version, table, sql_row(record), multiplicity))
-        self.known_files.update(file for file, *_ in updates)
-        self.pending.update(fresh)
-
-    def advance(self, through: int) -> None:
-        """Apply every held version up to ``through``, in order, writing each one's outputs; then snapshot."""
-        by_version: dict[int, list[tuple[str, tuple, int]]] = defaultdict(list)
-        for held in self.pending.values():
-            for version, table, record, multiplicity in held:
-                if version <= through:
-                    by_version[version].append((table, record, multiplicity))
-        if not by_version:
+        Raises:
+            FollowError: a commit fails its checks, skips a commit of its table, or brings a version already
+                bound; nothing of this batch is then bound.
+        """
+        newest = self.newest
+        order = {table: position for position, table in enumerate(DATASETS[self.dataset])}
+        fresh = []
+        for commit in sorted(commits, key=lambda found: (found.timestamp, order.get(found.table, -1), found.number)):
+            last = newest.get(commit.table, -1)
+            if commit.number <= last:
+                continue  # bound before (Spark replays a batch it had not marked done)
+            if commit.number != last + 1:
+                raise FollowError(f"{self._name(commit)} went from commit {last} to {commit.number} in "
+                                  f"{self.folder}: commits {last + 1}..{commit.number - 1} were never delivered")
+            newest[commit.table] = commit.number
+            fresh.append(commit)
+        if not fresh:
             return
-        for version in sorted(by_version):
-            batch = by_version[version]
+        reads = [(commit, self._read(commit)) for commit in fresh]
+        through = self.bound_through
+        bindings = []
+        for commit, changes in reads:
+            if self.parquet:
+                versions = [version for version, *_ in changes]
+                first, last = (min(versions), max(versions)) if versions else (through + 1, through)
+                if versions and first <= through:
+                    raise FollowError(
+                        f"{self.folder}: commit {commit.number} ({MARKERS}/{commit.number:08d}.json) brings changes "
+                        f"at version {first}, but the follow has bound every version through {through}; a commit "
+                        f"adds later versions only (write the change at a new version)")
+                first = through + 1
+                self._check_deletes(commit, changes)
+            else:
+                first = last = through + 1
+            bindings.append(Bound(commit.table, commit.number, first, last))
+            through = last
+        with open(os.path.join(self.state, "binding.jsonl"), "a") as file:
+            for bound in bindings:
+                file.write(json.dumps(bound.__dict__) + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+        self.bindings += bindings
+        _kill_point("bind")
+        for bound, (_, changes) in zip(bindings, reads, strict=True):
+            self._hold(bound, changes)
+
+    def _hold(self, bound: Bound, changes: list[sources.Change]) -> None:
+        """Keep ``changes`` for their versions (a Delta commit's: its one bound version)."""
+        for version, table, record, multiplicity in changes:
+            self.pending[version if self.parquet else bound.first].append((table, record, multiplicity))
+
+    def _check_deletes(self, commit: Commit, changes: list[sources.Change]) -> None:
+        """Refuse a Parquet commit that deletes a row its table does not hold at that version."""
+        for version, table, record, multiplicity in sorted(changes, key=lambda change: (change[0], -change[3])):
+            if _add(self.held[table], record, multiplicity) < 0:
+                where = sources.locate(self.folder, commit, table, version, record)
+                raise FollowError(
+                    f"{where}: table {table} has no row {record_text(TABLES[table].names, record)} to delete at "
+                    f"version {version}; a log may only delete rows the table holds")
+
+    def advance(self) -> None:
+        """Apply every bound version after ``applied``, in order, committing each one's outputs; then the state."""
+        through = self.bound_through
+        if through <= self.applied:
+            return
+        first = self.applied + 1
+        for version in range(first, through + 1):
+            batch = self.pending.pop(version, [])
             changes = {query.name: self.engines[query.name].apply(
                 version, [update for update in batch if update[0] in query.inputs]) for query in self.queries}
-            for table, record, multiplicity in batch:
-                add_multiplicity(self.inputs[table], record, multiplicity)
             _kill_point("apply")
             for query in self.queries:
-                self._write_changes(query, version, changes[query.name])
+                self._commit_output(query, version, changes[query.name])
+                _kill_point("output")
             self.applied = version
-        self.pending = {file: kept for file, held in self.pending.items()
-                        if (kept := [update for update in held if update[0] > self.applied])}
-        self._snapshot()
+        _kill_point("checkpoint")
+        replace_file(os.path.join(self.state, "state.json"), self._write_state)
         self.log(f"{self.dataset}: applied through version {self.applied} "
-                 f"({len(by_version)} version{'s' if len(by_version) != 1 else ''})")
+                 f"({through - first + 1} version{'s' if through > first else ''})")
 
-    def _write_changes(self, query: Query, version: int, changes: dict[tuple, int]) -> None:
-        import pyarrow
+    def _write_state(self, path: str) -> None:
+        with open(path, "w") as file:
+            json.dump({"version": self.applied}, file)
 
+    def _commit_output(self, query: Query, version: int, changes: dict[tuple, int]) -> None:
+        """``changes`` as version ``version`` of ``query``'s output table, unless a killed run committed it."""
+        path = self.output(query)
+        written = delta.version(path)
+        if written >= version:
+            return
+        if written != version - 1:
+            raise FollowError(f"output table {path} is at version {written}, but this follow is at version "
+                              f"{version - 1}: it was written by another follow; use a new --out and --checkpoint")
         schema = self.schemas[query.name]
-        columns: list[list] = [[] for _ in schema.names]
-        for row, multiplicity in sorted(changes.items(), key=lambda item: repr(item)):
-            for _ in range(abs(multiplicity)):
-                for position, value in enumerate(row):
-                    columns[position].append(value)
-                columns[-2].append("insert" if multiplicity > 0 else "delete")
-                columns[-1].append(version)
-        table = pyarrow.Table.from_arrays(
-            [pyarrow.array(values, type=kind) for values, kind in zip(columns, schema.types, strict=True)],
-            schema=schema)
-        replace_file(os.path.join(self.out, query.name, f"part-{version:08d}.parquet"),
-                     lambda temporary: _write_table(table, temporary, "output"))
+        key = [column.replace(".", "_") for column in query.key] if query.key else None
+        keys = [schema.names.index(name) for name in key or ()]
+        rows = []
+        for row, multiplicity in sorted(changes.items(), key=repr):
+            written_row = _as_written(row, keys)
+            kind = "insert" if multiplicity > 0 else "delete"
+            rows += [(*written_row, kind)] * abs(multiplicity)
+        remaining = None
+        if not query.key and any(multiplicity < 0 for multiplicity in changes.values()):
+            remaining = {_as_written(row, keys): copies
+                         for row, copies in self.engines[query.name].snapshot.items()}
+        delta.apply_changes(path, schema, rows, key, remaining)
 
-    def _snapshot(self) -> None:
-        """The inputs as of ``applied`` to ``snapshot-<applied>/``, then ``state.json`` switched to it."""
-        import pyarrow
 
-        name = f"snapshot-{self.applied}"
+def _add(held: dict[tuple, int], record: tuple, multiplicity: int) -> int:
+    """Add ``multiplicity`` copies of ``record`` to ``held`` (dropping it at zero); the copies now held."""
+    copies = held.get(record, 0) + multiplicity
+    if copies:
+        held[record] = copies
+    else:
+        held.pop(record, None)
+    return copies
 
-        def write_snapshot(folder: str) -> None:
-            os.makedirs(folder)
-            for table, held in self.inputs.items():
-                columns = TABLES[table].columns
-                arrays = [pyarrow.array([record[position] for record in held], type=_arrow_type(kind))
-                          for position, (_, kind) in enumerate(columns)]
-                arrays.append(pyarrow.array(list(held.values()), type=pyarrow.int64()))
-                names = [*TABLES[table].names, COPIES]
-                _write_table(pyarrow.Table.from_arrays(arrays, names=names), os.path.join(folder, f"{table}.parquet"))
 
-        def write_state(path: str) -> None:
-            with open(path, "w") as file:
-                json.dump({"version": self.applied, "snapshot": name, "files": sorted(self.known_files)}, file)
-
-        replace_folder(os.path.join(self.folder, name), write_snapshot)
-        _kill_point("snapshot")
-        replace_file(os.path.join(self.folder, "state.json"), write_state)
-        for old in os.listdir(self.folder):
-            if old.startswith("snapshot-") and old != name:
-                shutil.rmtree(os.path.join(self.folder, old), ignore_errors=True)
+def _as_written(row: tuple, keys: list[int]) -> tuple:
+    """A result row as its output table holds it: NaN as a float NaN, and in a key column -0.0 as 0.0, as
+    Spark SQL writes a GROUP BY key."""
+    values = [float(value) if isinstance(value, float) else value for value in row]
+    for position in keys:
+        if isinstance(values[position], float) and values[position] == 0.0:
+            values[position] = 0.0
+    return tuple(values)
 
 
 def follow(
     spark: SparkSession, logs: str, out: str, checkpoint: str | None = None, available_now: bool = True,
     trigger_seconds: float = 10.0, log: Callable[[str], None] | None = None,
 ) -> dict[str, int]:
-    """Follow every data set in ``logs``, writing each query's change feed under ``out``; versions applied per
-    data set (with ``available_now``: after processing what is there; otherwise this runs until stopped).
+    """Follow every data set in ``logs``, writing each query's output table under ``out``; the version each data
+    set was applied through. With ``available_now``, what is there now is processed and the follow returns;
+    otherwise it runs until stopped.
+
+    In the main thread, SIGINT and SIGTERM stop it at a micro-batch boundary and raise ``FollowStopped``.
 
     Raises:
-        FollowError: ``logs`` holds no data set's logs.
+        FollowError: ``logs`` holds no data set; a commit fails its checks; the checkpoint or outputs belong to
+            other tables.
+        FollowStopped: a signal stopped the follow (its ``status`` is 130 or 143).
     """
     checkpoint = checkpoint or os.path.join(out, "_checkpoint")
-    names = datasets_in(logs)
-    followers = []
-    for name in names:
-        follower = Follower(spark, name, logs, out, checkpoint, log or _say)
-        follower.restore()
-        follower.advance(follower.newest - 1)
-        writer = follower.stream().writeStream.foreachBatch(follower.on_batch).option(
-            "checkpointLocation", os.path.join(checkpoint, name, "spark"))
-        trigger = {"availableNow": True} if available_now else {"processingTime": f"{trigger_seconds} seconds"}
-        query = writer.trigger(**trigger).queryName(f"follow-{name}").start()
-        followers.append((follower, query))
-        if available_now:
-            query.awaitTermination()
-            follower.advance(follower.newest)
-    if not available_now:
-        spark.streams.awaitAnyTermination()
-    return {follower.dataset: follower.applied for follower, _ in followers}
+    spark.dataSource.register(sources.CommitStream)
+    followers, queries = [], []
+    stop = _Stop()
+    with stop.installed():
+        for name in datasets_in(logs):
+            follower = Follower(spark, name, logs, out, checkpoint, log or _say)
+            follower.restore()
+            follower.advance()
+            stream = (spark.readStream.format(sources.CommitStream.name()).option("folder", follower.folder)
+                      .option("dataset", name).option("start", json.dumps(follower.newest)).load())
+            trigger = {"availableNow": True} if available_now else {"processingTime": f"{trigger_seconds} seconds"}
+            query = (stream.writeStream.foreachBatch(follower.on_batch)
+                     .option("checkpointLocation", os.path.join(checkpoint, name, "spark"))
+                     .trigger(**trigger).queryName(f"follow-{name}").start())
+            followers.append(follower)
+            queries.append(query)
+            if available_now:
+                _await([follower], [query], stop)
+        if not available_now:
+            _await(followers, queries, stop)
+    return {follower.dataset: follower.applied for follower in followers}
+
+
+class FollowStopped(Exception):
+    """A follow stopped by SIGINT or SIGTERM, at a micro-batch boundary; ``status`` is the exit status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Stop:
+    """The signal that asked the follow to stop, if any; handlers for SIGINT and SIGTERM while installed."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+
+    def installed(self) -> _Installed:
+        return _Installed(self)
+
+
+class _Installed:
+    def __init__(self, stop: _Stop) -> None:
+        self.stop, self.previous = stop, {}
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            for number in STOP_STATUS:
+                self.previous[number] = signal.signal(number, self._handle)
+
+    def _handle(self, number: int, frame: object) -> None:
+        self.stop.signal = number
+
+    def __exit__(self, *exc: object) -> None:
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+
+
+def _await(followers: list[Follower], queries: list, stop: _Stop) -> None:
+    """Wait for the streams to end, or for a signal: then stop them at a micro-batch boundary.
+
+    Raises:
+        FollowError: a micro-batch failed (the follower's own error, a commit that fails its checks).
+        FollowStopped: a signal arrived.
+    """
+    from pyspark.errors import StreamingQueryException
+
+    while True:
+        if stop.signal is not None:
+            for follower in followers:
+                with follower.lock:  # the micro-batch in flight, if any, finishes first
+                    follower.stopping = True
+            for query in queries:
+                query.stop()
+            name = signal.Signals(stop.signal).name
+            where = "; ".join(f"{follower.dataset} applied through version {follower.applied}"
+                              for follower in followers)
+            raise FollowStopped(f"follow: stopped by {name} at a micro-batch boundary ({where}); start it again "
+                                f"with the same --out and --checkpoint to go on", STOP_STATUS[stop.signal])
+        try:
+            if all(query.awaitTermination(0.5 / len(queries)) for query in queries):
+                return
+        except StreamingQueryException as error:
+            for follower in followers:
+                if follower.failure is not None and not isinstance(follower.failure, Stopped):
+                    raise follower.failure from None
+            for follower in followers:  # the source itself failed: say why, as the follow's own error
+                try:
+                    sources.newest_commits(follower.folder, follower.dataset)
+                except CommitError as problem:
+                    raise FollowError(str(problem)) from None
+            raise error
 
 
 def read_output(spark: SparkSession, out: str, query: Query) -> DataFrame:
-    """A query's change feed as a follow wrote it, with ``_multiplicity`` (+1 insert, -1 delete)."""
-    return with_multiplicity(spark.read.parquet(os.path.join(out, query.name)))
+    """A query's change feed as the follow wrote it (its output table's change data feed, read with
+    ``deltalake``), with ``_multiplicity``: +1 for insert and update_postimage, -1 for delete and update_preimage."""
+    from pyspark.sql import functions as F
+
+    feed = delta.change_feed(os.path.join(out, query.name))
+    frame = spark.createDataFrame(feed)
+    positive = F.col("_change_type").isin("insert", "update_postimage")
+    return frame.withColumn(MULTIPLICITY, F.when(positive, 1).otherwise(-1))
+
+
+# Spark SQL's truth for the tables as bound.
+
+
+def binding(checkpoint: str, dataset: str) -> list[Bound]:
+    """The binding a follow recorded for ``dataset`` in ``checkpoint``."""
+    path = os.path.join(checkpoint, dataset, "binding.jsonl")
+    if not os.path.exists(path):
+        raise FollowError(f"no follow of {dataset!r} recorded in {checkpoint} ({path} is missing): follow the "
+                          f"tables first (python -m final.spark follow), with the same --out and --checkpoint")
+    with open(path) as file:
+        return [Bound(**json.loads(line)) for line in file.read().splitlines() if line.strip()]
+
+
+def tables_as_bound(spark: SparkSession, logs: str, dataset: str, bindings: list[Bound], version: int
+                    ) -> dict[str, DataFrame]:
+    """Each table of ``dataset`` as of ``version`` of the binding, for Spark SQL: a Delta table's files at its
+    newest commit bound at or before ``version``; a Parquet log's rows up to ``version``."""
+    from .changelog import snapshot, typed_log, with_multiplicity
+
+    folder = os.path.join(logs, dataset)
+    tables = {}
+    if sources.layout(folder, dataset) == "parquet":
+        files: dict[str, list[str]] = defaultdict(list)
+        for bound in bindings:
+            if bound.first <= version:
+                for table, paths in sources.marker_files(folder, bound.commit).items():
+                    files[table] += paths
+        for table in DATASETS[dataset]:
+            schema = ", ".join(f"{name} {kind}" for name, kind in TABLES[table].columns)
+            if not files[table]:
+                tables[table] = spark.createDataFrame([], schema)
+                continue
+            log = with_multiplicity(typed_log(spark.read.parquet(*files[table]), table))
+            tables[table] = snapshot(log, table, version)
+        return tables
+    as_of: dict[str, int] = {}
+    for bound in bindings:
+        if bound.first <= version:
+            as_of[bound.table] = bound.commit
+    for table in DATASETS[dataset]:
+        schema = ", ".join(f"{name} {kind}" for name, kind in TABLES[table].columns)
+        if table not in as_of:
+            tables[table] = spark.createDataFrame([], schema)
+            continue
+        paths = delta.files_at(os.path.join(folder, table), as_of[table])
+        tables[table] = spark.read.schema(schema).parquet(*paths) if paths else spark.createDataFrame([], schema)
+    return tables
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A row whose multiplicity in a query's output at ``version`` differs from Spark SQL's from scratch."""
+
+    query: str
+    version: int
+    row: tuple
+    expected: int
+    actual: int
+
+
+def verify(spark: SparkSession, logs: str, out: str, checkpoint: str | None = None,
+           log: Callable[[str], None] | None = None) -> tuple[int, list[Mismatch]]:
+    """Check every query's output under ``out``, summed to each version a follow applied, against Spark SQL over
+    the tables as bound there; the versions checked and every mismatch."""
+    from collections import Counter
+
+    from .pipeline import compare
+    from .truth import over
+
+    checkpoint = checkpoint or os.path.join(out, "_checkpoint")
+    checked, found = 0, []
+    for dataset in datasets_in(logs):
+        bindings = binding(checkpoint, dataset)
+        with open(os.path.join(checkpoint, dataset, "state.json")) as file:
+            applied = json.load(file)["version"]
+        feeds = {}
+        for query in queries_of(dataset):
+            names = output_columns(query)
+            by_version: dict[int, Counter] = defaultdict(Counter)
+            for row in read_output(spark, out, query).collect():
+                by_version[row[VERSION]][sql_row(tuple(row[name] for name in names))] += row[MULTIPLICITY]
+            feeds[query.name] = by_version
+        held = {query.name: Counter() for query in queries_of(dataset)}
+        for version in range(applied + 1):
+            tables = tables_as_bound(spark, logs, dataset, bindings, version)
+            for query in queries_of(dataset):
+                held[query.name].update(feeds[query.name].get(version, Counter()))
+                now = {row: count for row, count in held[query.name].items() if count}
+                truth = over(spark, query, tables)
+                found += [Mismatch(query.name, difference.version, difference.row, difference.expected,
+                                   difference.actual) for difference in compare(version, truth, now)]
+                checked += 1
+            if log:
+                log(f"{dataset}: version {version} of {applied} checked")
+    return checked, found

@@ -16,18 +16,22 @@ and its result at every version compared with Spark SQL's.
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import sys
-from collections import Counter
+import time
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import TYPE_CHECKING
 
 from ..trace import add_multiplicity
-from . import changelog, datasets
+from . import changelog, datasets, delta, sources
 from .catalog import DATASETS, TABLES, Query, queries_of
 from .incremental import IncrementalQuery, versions_of
+from .inputs import data_files
+from .outputs import replace_folder
 from .partitioned import run_partitioned
 from .truth import from_scratch
 
@@ -161,37 +165,123 @@ def make_logs(
 def write_logs(
     frames: dict[str, DataFrame], folder: str, versions: int = EMBEDDED_VERSIONS, seed: int = datasets.SEED
 ) -> dict[str, str]:
-    """Each table of ``frames`` as a change log over ``versions`` versions under ``folder``; each log's path.
+    """Each table of ``frames`` as a change log over ``versions`` versions under ``folder`` (the Parquet
+    change-log layout, all versions in one commit marker); each log's path.
 
     Raises:
         ValueError: ``versions`` is not a positive int.
     """
-    if type(versions) is not int or versions < 1:
-        raise ValueError(f"versions is a positive int, not {versions!r}; e.g. --versions 12")
+    _check_versions(versions)
+    shutil.rmtree(os.path.join(folder, sources.MARKERS), ignore_errors=True)
     paths = {}
     for table, frame in frames.items():
         paths[table] = os.path.join(folder, table)
         changelog.write(changelog.slice_versions(frame, table, versions, seed), paths[table])
+    sources.write_marker(folder, {table: sorted(os.path.basename(file) for file in data_files(path))
+                                  for table, path in paths.items()})
     return paths
 
 
+def write_delta(
+    frames: dict[str, DataFrame], folder: str, versions: int = EMBEDDED_VERSIONS, seed: int = datasets.SEED
+) -> dict[str, str]:
+    """Each table of ``frames`` as a Delta table under ``folder`` (replacing what is there), its history the
+    change log ``write_logs`` would write: each version a commit of each table it changes, version by
+    version, table by table (``commit_logs``); each table's path.
+
+    Raises:
+        ValueError: ``versions`` is not a positive int.
+    """
+    _check_versions(versions)
+    logs = {table: changelog.slice_versions(frame, table, versions, seed) for table, frame in frames.items()}
+    replace_folder(folder, lambda new: commit_logs(logs, new))
+    return {table: os.path.join(folder, table) for table in frames}
+
+
+def commit_logs(logs: dict[str, DataFrame], folder: str) -> None:
+    """Commit each table's change log (Spark, the change-feed columns) to its Delta table under ``folder``:
+    for each version in order, one commit per table that it changes, in catalog order (a table that does not
+    exist yet is created at its first version). Commits are at least a millisecond apart, so their commit
+    times order them as they were made."""
+    changes: dict[str, dict[int, list[tuple]]] = {}
+    for table, log in logs.items():
+        changes[table] = defaultdict(list)
+        names = TABLES[table].names
+        for row in rows(log.select(*names, changelog.CHANGE_TYPE, changelog.VERSION)):
+            changes[table][row[-1]].append(row[:-1])
+    held: dict[str, Counter] = {table: Counter() for table in logs}
+    for version in sorted({version for by_version in changes.values() for version in by_version}):
+        for table in logs:
+            path = os.path.join(folder, table)
+            if version not in changes[table] and delta.exists(path):
+                continue
+            commit = changes[table].get(version, [])
+            key = TABLES[table].key
+            if not key:
+                for row in commit:
+                    held[table][row[:-1]] += changelog.MULTIPLICITIES[row[-1]]
+            delta.apply_changes(path, sources.table_schema(table), commit, key, held[table])
+            time.sleep(0.002)
+
+
+def _check_versions(versions: int) -> None:
+    if type(versions) is not int or versions < 1:
+        raise ValueError(f"versions is a positive int, not {versions!r}; e.g. --versions 12")
+
+
 def append_logs(spark: SparkSession, dataset: str, folder: str, commits: int, seed: int = datasets.SEED) -> int:
-    """Add ``commits`` commits to ``dataset``'s change logs in ``folder`` (``changelog.append_commits``); the
-    last version the logs now hold."""
+    """Add ``commits`` commits to ``dataset``'s tables in ``folder`` (``changelog.append_commits``), landing
+    table by table: Delta commits (``commit_logs``), or Parquet files with a commit marker per version; the
+    number of commits the tables now hold (the newest marker's number, or the Delta versions added up)."""
     paths = {table: os.path.join(folder, table) for table in DATASETS[dataset]}
+    if sources.layout(folder, dataset) == "delta":
+        logs = {table: _delta_log(spark, path, table) for table, path in paths.items()}
+        first = max(delta.version(path) for path in paths.values()) + 1
+        appended = {table: changelog.append_commits(spark, log, table, dataset, first, commits, seed)
+                    for table, log in logs.items()}
+        commit_logs({table: log for table, log in appended.items() if log is not None}, folder)
+        return sum(delta.version(path) + 1 for path in paths.values())
     logs = read_logs(spark, dataset, paths)
     first = max(log.agg({changelog.VERSION: "max"}).first()[0] for log in logs.values()) + 1
-    for table, log in logs.items():
-        appended = changelog.append_commits(spark, log, table, dataset, first, commits, seed)
-        if appended is not None:
-            changelog.write_appended(appended, paths[table])
+    appended = {table: changelog.append_commits(spark, log, table, dataset, first, commits, seed)
+                for table, log in logs.items()}
+    for version in range(first, first + commits):
+        files = {}
+        for table, log in appended.items():
+            if log is not None and not log.where(log[changelog.VERSION] == version).isEmpty():
+                files[table] = changelog.write_appended(log.where(log[changelog.VERSION] == version), paths[table])
+        sources.write_marker(folder, files)
+    for log in logs.values():
         log.unpersist()
     return first + commits - 1
+
+
+def _delta_log(spark: SparkSession, path: str, table: str) -> DataFrame:
+    """A Delta table's whole change data feed as a change log in Spark (typed, with ``_multiplicity``)."""
+    return changelog.with_multiplicity(changelog.typed_log(spark.createDataFrame(delta.change_feed(path)), table))
 
 
 def read_logs(spark: SparkSession, dataset: str, paths: dict[str, str]) -> dict[str, DataFrame]:
     """Each table's change log, read and checked (``changelog.read``), cached for the many queries to come."""
     return {table: changelog.read(spark, path, table).cache() for table, path in paths.items()}
+
+
+def bound_logs(spark: SparkSession, logs: str, dataset: str) -> dict[str, DataFrame]:
+    """``dataset``'s Delta tables under ``logs`` as change logs with one version per commit: every commit,
+    checked (``sources.read_commit``), bound in commit-time order as a follow binds them; cached."""
+    folder = os.path.join(logs, dataset)
+    commits = sources.commits_between(folder, dataset, {}, sources.newest_commits(folder, dataset))
+    found: dict[str, list[tuple]] = {table: [] for table in DATASETS[dataset]}
+    for version, commit in enumerate(commits):
+        for _, table, record, multiplicity in sources.read_commit(folder, commit):
+            found[table].append((*record, "insert" if multiplicity > 0 else "delete", version))
+    frames = {}
+    for table, rows_found in found.items():
+        schema = ", ".join(f"{name} {kind}" for name, kind in TABLES[table].columns)
+        frame = spark.createDataFrame(rows_found, f"{schema}, {changelog.CHANGE_TYPE} STRING, "
+                                                  f"{changelog.VERSION} BIGINT")
+        frames[table] = changelog.with_multiplicity(frame).cache()
+    return frames
 
 
 def updates(logs: dict[str, DataFrame]) -> list[tuple[int, str, tuple, int]]:
@@ -341,7 +431,9 @@ def run_pipeline(
                   else datasets.generate(spark, dataset, rows, seed, nan_fraction) for dataset in dataset_names}
         paths = {dataset: write_logs(frames[dataset], os.path.join(out, "logs", dataset), versions, seed)
                  for dataset in dataset_names}
-    logs_read = {dataset: read_logs(spark, dataset, paths[dataset]) for dataset in dataset_names}
+    logs_read = {dataset: bound_logs(spark, logs, dataset) if logs and sources.layout(
+        os.path.join(logs, dataset), dataset) == "delta" else read_logs(spark, dataset, paths[dataset])
+        for dataset in dataset_names}
     if lines:
         _phase("change logs checked; checking each query at every version")
     for dataset in dataset_names:

@@ -35,10 +35,15 @@ def from_scratch(spark: SparkSession, query: Query, logs: dict[str, DataFrame], 
 
     A NaN in a row is ``sqlfloat.NAN``, Spark SQL's one NaN, as ``final/``'s rows hold it.
     """
+    return over(spark, query, {table: snapshot(logs[table], table, version) for table in query.inputs})
+
+
+def over(spark: SparkSession, query: Query, tables: dict[str, DataFrame]) -> Counter:
+    """``query``'s result computed by Spark SQL over ``tables`` (each input's rows as of one moment)."""
     for table in query.inputs:
-        table_now = snapshot(logs[table], table, version)
         # A loop reads its inputs once per round: materialize them once per version instead.
-        (table_now.localCheckpoint() if query.fixed_point else table_now).createOrReplaceTempView(table)
+        frame = tables[table]
+        (frame.localCheckpoint() if query.fixed_point else frame).createOrReplaceTempView(table)
     result = _fixed_point(spark, query) if query.fixed_point else spark.sql(query.sql)
     return Counter(sql_row(tuple(row)) for row in result.collect())
 

@@ -1,0 +1,168 @@
+"""Delta tables written with ``deltalake`` (delta-rs): the generated data sets' tables, and the follow's outputs.
+
+Every table written here has ``delta.enableChangeDataFeed`` on, and every
+change is one Delta commit made as a reader of the change feed expects:
+rows inserted by an append or a MERGE's insert (``insert``), removed by a
+MERGE's delete (``delete``), and changed in place by a MERGE's update
+(``update_preimage`` and ``update_postimage``) when the row keeps its key.
+
+``apply_changes`` turns one version of a change log (rows with
+``_change_type``) into one commit of a table. A table with a key
+(``catalog.Table.key``, ``Query.key``) is merged on it: a key both retracted
+and inserted is an update, one only retracted a delete, one only inserted an
+insert. A table without one is merged on the whole row (``<=>``, so NULL
+matches NULL): a retracted row deletes every copy of it, and the copies that
+stay are inserted again in the same commit, so multiplicities are exact.
+
+``files_at`` names a table's Parquet files as of a version: what Spark SQL
+reads for the truth at that version, without Delta's own reader.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .changelog import CHANGE_TYPE, MULTIPLICITIES
+
+if TYPE_CHECKING:
+    import pyarrow
+
+FEED = {"delta.enableChangeDataFeed": "true"}
+"""The table property that makes Delta record each commit's changes (its change data feed)."""
+
+ACTION = "_action"
+
+
+def exists(path: str) -> bool:
+    """True if ``path`` holds a Delta table."""
+    return os.path.isdir(os.path.join(path, "_delta_log"))
+
+
+def version(path: str) -> int:
+    """The newest version of the Delta table at ``path``, or -1 if there is none yet."""
+    if not exists(path):
+        return -1
+    from deltalake import DeltaTable
+
+    return DeltaTable(path).version()
+
+
+def apply_changes(path: str, schema: pyarrow.Schema, rows: list[tuple], key: Sequence[str] | None,
+                  remaining: dict[tuple, int] | None = None) -> None:
+    """Commit ``rows``, ``(values..., change type)`` in ``schema``'s columns, to the Delta table at ``path``.
+
+    The first commit creates the table (inserts only). ``remaining`` gives,
+    for a table without ``key``, each retracted row's multiplicity after the
+    commit (absent: 0), so that the copies that stay are inserted again.
+
+    Raises:
+        ValueError: the first commit of a table retracts a row.
+    """
+    from deltalake import DeltaTable, write_deltalake
+
+    if not exists(path):
+        if any(MULTIPLICITIES[row[-1]] < 0 for row in rows):
+            raise ValueError(f"{path}: a new table's first commit can only insert rows")
+        write_deltalake(path, _arrow(schema, [row[:-1] for row in rows]), configuration=FEED)
+        return
+    source, predicate = (_keyed(schema, rows, key) if key else _whole_rows(schema, rows, remaining or {}))
+    if source.num_rows == 0:
+        write_deltalake(path, schema.empty_table(), mode="append")  # a commit that changes nothing, recorded
+        return
+    merge = DeltaTable(path).merge(source, predicate=predicate, source_alias="s", target_alias="t")
+    every = {name: f"s.`{name}`" for name in schema.names}
+    if key:
+        merge = merge.when_matched_update(every, predicate=f"s.{ACTION} = 'update'")
+    merge.when_matched_delete(predicate=f"s.{ACTION} = 'delete'").when_not_matched_insert(
+        every, predicate=f"s.{ACTION} = 'insert'").execute()
+
+
+def _arrow(schema: pyarrow.Schema, records: list[tuple], actions: list[str] | None = None) -> pyarrow.Table:
+    import pyarrow
+
+    columns = [pyarrow.array([record[position] for record in records], type=field.type)
+               for position, field in enumerate(schema)]
+    if actions is None:
+        return pyarrow.Table.from_arrays(columns, schema=schema)
+    return pyarrow.Table.from_arrays([*columns, pyarrow.array(actions, pyarrow.string())],
+                                     names=[*schema.names, ACTION])
+
+
+def _same(names: Sequence[str]) -> str:
+    return " AND ".join(f"t.`{name}` <=> s.`{name}`" for name in names)
+
+
+def _keyed(schema: pyarrow.Schema, rows: list[tuple], key: Sequence[str]) -> tuple[pyarrow.Table, str]:
+    """A MERGE source with one row per key: its new values and ``update``, ``delete`` or ``insert``."""
+    positions = [schema.names.index(name) for name in key]
+    retracted: dict[tuple, tuple] = {}
+    inserted: dict[tuple, tuple] = {}
+    for row in rows:
+        record, kind = row[:-1], row[-1]
+        (inserted if MULTIPLICITIES[kind] > 0 else retracted)[tuple(record[p] for p in positions)] = record
+    records, actions = [], []
+    for found, record in inserted.items():
+        records.append(record)
+        actions.append("update" if found in retracted else "insert")
+    for found, record in retracted.items():
+        if found not in inserted:
+            records.append(record)
+            actions.append("delete")
+    return _arrow(schema, records, actions), f"{_same(key)} AND s.{ACTION} <> 'insert'"
+
+
+def _whole_rows(schema: pyarrow.Schema, rows: list[tuple], remaining: dict[tuple, int]) -> tuple[pyarrow.Table, str]:
+    """A MERGE source matching whole rows: one ``delete`` per retracted row (every copy goes), then an
+    ``insert`` per copy inserted, and per copy of a retracted row that stays."""
+    change: Counter = Counter()
+    for row in rows:
+        change[row[:-1]] += MULTIPLICITIES[row[-1]]
+    records, actions = [], []
+    for record, count in change.items():
+        if count < 0:
+            records.append(record)
+            actions.append("delete")
+            copies = remaining.get(record, 0)
+        else:
+            copies = count
+        records += [record] * copies
+        actions += ["insert"] * copies
+    return _arrow(schema, records, actions), f"{_same(schema.names)} AND s.{ACTION} = 'delete'"
+
+
+def files_at(path: str, at: int) -> list[str]:
+    """The Parquet files that make up the Delta table at ``path`` as of version ``at``."""
+    from deltalake import DeltaTable
+
+    return DeltaTable(path, version=at).file_uris()
+
+
+def read_table(path: str, at: int) -> pyarrow.Table:
+    """The Delta table at ``path`` as of version ``at``."""
+    from deltalake import DeltaTable
+
+    return DeltaTable(path, version=at).to_pyarrow_table()
+
+
+def change_feed(path: str) -> pyarrow.Table:
+    """The whole change data feed of the Delta table at ``path``, in version order."""
+    import pyarrow
+    from deltalake import DeltaTable
+
+    feed = pyarrow.table(DeltaTable(path).load_cdf(starting_version=0).read_all())
+    # delta-rs hands text over as string_view, which Spark and some Arrow kernels do not take yet.
+    # And _commit_version as uint64, which Spark has no type for.
+    plain = pyarrow.schema([field.with_type(pyarrow.string()) if pyarrow.types.is_string_view(field.type)
+                            else field.with_type(pyarrow.int64()) if pyarrow.types.is_unsigned_integer(field.type)
+                            else field for field in feed.schema])
+    return feed.cast(plain).sort_by("_commit_version")
+
+
+def change_rows(table: pyarrow.Table) -> list[tuple]:
+    """``table``'s rows as tuples, its ``_change_type`` last: what ``apply_changes`` takes."""
+    names = [name for name in table.column_names if not name.startswith("_")]
+    columns = [table.column(name).to_pylist() for name in [*names, CHANGE_TYPE]]
+    return list(zip(*columns, strict=True))
