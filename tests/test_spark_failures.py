@@ -50,9 +50,10 @@ def the_error(capsys: pytest.CaptureFixture) -> str:
 
 @pytest.fixture(scope="module")
 def generated(spark, tmp_path_factory) -> Path:
-    """``generate``'s output for the smallest trips run: ``tables/trips/trips.parquet`` and ``logs/trips/trips``."""
+    """``generate``'s output for the smallest trips run in the Parquet layout: ``tables/trips/trips.parquet`` and
+    ``logs/trips/trips``."""
     out = tmp_path_factory.mktemp("generated")
-    assert main(["generate", *TRIPS, "--out", str(out)]) == 0
+    assert main(["generate", *TRIPS, "--format", "parquet", "--out", str(out)]) == 0
     return out
 
 

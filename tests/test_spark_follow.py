@@ -1,42 +1,41 @@
-"""``python -m final.spark follow``: change feeds that equal Spark SQL at every version, exactly once across kills.
+"""``python -m final.spark follow`` on Delta tables and Parquet change logs: nothing dropped, nothing misplaced.
 
-A follow over a trips log is SIGKILLed at each moment a crash could cut
-something short (a version applied but not written, an output file half
-renamed, a snapshot written but not recorded, a micro-batch just arrived),
-restarted each time with the same checkpoint; then it polls the log while
-two more commits land (``generate --append``), applies the first as a
-micro-batch brings it, and is killed, and killed once more while applying
-the second. What it wrote in the end must equal, file for file and row for
-row, what one uninterrupted follow over the same log writes, and both must
-add up, at every version, to what Spark SQL computes from scratch. The
-other data sets' queries (a loop, a chain of LEFT JOINs) are followed
-uninterrupted and held to Spark SQL the same way.
+The main test follows 003's four enrichment tables, as Delta tables, through
+everything a data engineer's week brings: SIGKILLs at start-up, as a
+micro-batch arrives, between one version's output and the next, and with
+every output written but the checkpoint not switched; a live follow while
+commits land table by table, stopped by SIGTERM; killed again while applying
+the next commits; stopped by SIGINT. What it wrote must equal, version by
+version, what one uninterrupted follow of the same tables writes, and add
+up at every version to Spark SQL's answer over each table's files as of the
+commit bound there (``follow.verify``). Then every kind of bad commit is
+refused with one line naming it, and nothing is written for it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from collections import Counter
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from final.spark import pipeline, truth
-from final.spark.catalog import DATASETS, QUERIES, queries_of
+from final.spark import datasets, delta, pipeline, sources
+from final.spark.catalog import QUERIES, TABLES, queries_of
 from final.spark.changelog import MULTIPLICITY, VERSION
-from final.spark.follow import KILL_VARIABLE, follow, output_columns, read_output
+from final.spark.follow import KILL_VARIABLE, FollowError, follow, output_columns, read_output, verify
 from final.spark.sqlfloat import sql_row
 
-pytestmark = pytest.mark.slow  # Spark: JVMs, a minute or two
+pytestmark = pytest.mark.slow  # Spark: JVMs, a few minutes
 
 ROOT = Path(__file__).resolve().parents[1]
-
-KILLS = ["apply:2", "output:3", "snapshot:1", "batch:1"]
-"""Where the first follow is killed, one run after another on the same checkpoint."""
 
 
 def environment(kill: str | None = None) -> dict[str, str]:
@@ -57,115 +56,346 @@ def run_follow(logs: Path, out: Path, kill: str | None = None) -> subprocess.Com
                           capture_output=True, text=True, timeout=600)
 
 
+def live_follow(logs: Path, out: Path, kill: str | None = None) -> subprocess.Popen:
+    return subprocess.Popen(follow_command(logs, out, "--trigger-seconds", "1"), cwd=ROOT, env=environment(kill),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def append(logs: Path, dataset: str, commits: int) -> None:
+    """``generate --append``: the commits land table by table, one Delta commit at a time."""
+    done = subprocess.run([sys.executable, "-m", "final.spark", "generate", "--dataset", dataset, "--append",
+                           str(commits), "--logs", str(logs)], cwd=ROOT, env=environment(), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def commits_in(logs: Path, dataset: str) -> int:
+    return sum(delta.version(str(logs / dataset / table)) + 1 for table in pipeline.DATASETS[dataset])
+
+
+def applied(out: Path, dataset: str) -> int:
+    state = out / "_checkpoint" / dataset / "state.json"
+    return json.loads(state.read_text())["version"] if state.exists() else -1
+
+
+def wait_until(done, process: subprocess.Popen, seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while not done() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert done(), (process.poll(), process.stderr.read() if process.poll() is not None else "still running")
+
+
 def feed(spark, out: Path, name: str) -> dict[int, Counter]:
-    """A query's change feed as ``{version: Counter(row -> multiplicity change)}``."""
+    """A query's output feed as ``{version: Counter(row -> multiplicity change)}``."""
     query = QUERIES[name]
     names = output_columns(query)
     changes: dict[int, Counter] = {}
     for row in read_output(spark, str(out), query).collect():
         changes.setdefault(row[VERSION], Counter())[sql_row(tuple(row[column] for column in names))] += row[
             MULTIPLICITY]
-    return changes
+    return {version: {row: count for row, count in counter.items() if count} for version, counter in changes.items()}
 
 
-def files(out: Path, name: str) -> list[str]:
-    return sorted(path.name for path in (out / name).iterdir())
-
-
-@pytest.fixture(scope="module")
-def trips_logs(spark, tmp_path_factory) -> Path:
-    """A trips log of 4 versions, with NaN distances, under ``LOGS/trips/trips``."""
-    folder = tmp_path_factory.mktemp("follow") / "logs"
-    pipeline.make_logs(spark, "trips", str(folder / "trips"), rows=400, versions=4, nan_fraction=0.03)
+def delta_data_set(spark, folder: Path, dataset: str, rows: int, versions: int, **options) -> Path:
+    """``dataset`` generated at ``rows`` and written as Delta tables under ``folder/dataset``; ``folder``."""
+    frames = datasets.generate(spark, dataset, rows, **options)
+    pipeline.write_delta(frames, str(folder / dataset), versions)
     return folder
 
 
-def test_a_killed_and_restarted_follow_writes_what_an_uninterrupted_one_writes(spark, trips_logs, tmp_path) -> None:
-    out = tmp_path / "out"
-    for kill in KILLS:
-        killed = run_follow(trips_logs, out, kill)
-        assert killed.returncode == -9, (kill, killed.stderr[-2000:])
+@pytest.fixture(scope="module")
+def enrichment(spark, tmp_path_factory) -> Path:
+    return delta_data_set(spark, tmp_path_factory.mktemp("enrichment") / "logs", "enrichment", 300, 3, seed=5)
 
-    # Live: a follow polling every second restarts after the last kill, catches up, sees two appended
-    # commits arrive, applies the first (the second waits for a later commit), and is killed; then it is
-    # killed once more while applying the second.
-    live = subprocess.Popen(follow_command(trips_logs, out, "--trigger-seconds", "1"), cwd=ROOT,
-                            env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+def test_a_live_follow_of_four_tables_killed_and_stopped_equals_an_uninterrupted_one_and_spark_sql(
+        spark, enrichment, tmp_path) -> None:
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    shutil.copytree(enrichment, logs)
+    for kill in ["startup:1", "batch:1", "output:2", "checkpoint:1"]:
+        killed = run_follow(logs, out, kill)
+        assert killed.returncode == -9, (kill, killed.stdout[-2000:], killed.stderr[-2000:])
+
+    # Live, while two versions of commits land table by table; stopped by SIGTERM once all are applied.
+    live = live_follow(logs, out)
     try:
-        appended = subprocess.run(
-            [sys.executable, "-m", "final.spark", "generate", "--dataset", "trips", "--append", "2", "--logs",
-             str(trips_logs)], cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=600)
-        assert appended.returncode == 0, appended.stderr[-2000:]
-        assert "now through version 5" in appended.stdout
-        written = [out / query.name / "part-00000004.parquet" for query in queries_of("trips")]
-        deadline = time.monotonic() + 300
-        while not all(path.exists() for path in written) and live.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert all(path.exists() for path in written), live.poll()
-        assert all((out / query.name / "part-00000003.parquet").exists() for query in queries_of("trips"))
-        assert not (out / "trips_by_distance" / "part-00000005.parquet").exists()
+        wait_until(lambda: applied(out, "enrichment") == commits_in(logs, "enrichment") - 1, live)
+        append(logs, "enrichment", 2)
+        wait_until(lambda: applied(out, "enrichment") == commits_in(logs, "enrichment") - 1, live)
+        live.send_signal(signal.SIGTERM)
+        stdout, _ = live.communicate(timeout=120)
     finally:
         live.kill()
-        live.communicate()
-    killed = run_follow(trips_logs, out, "apply:1")
-    assert killed.returncode == -9, killed.stderr[-2000:]
-    finished = run_follow(trips_logs, out)
+    assert live.returncode == 143, stdout[-2000:]
+    assert "stopped by SIGTERM at a micro-batch boundary" in stdout.splitlines()[-1]
+
+    # Killed while applying the next commits; then a live restart catches up and is stopped by SIGINT.
+    live = live_follow(logs, out, "apply:2")
+    try:
+        append(logs, "enrichment", 1)
+        assert live.wait(timeout=300) == -9
+    finally:
+        live.kill()
+    live = live_follow(logs, out)
+    try:
+        wait_until(lambda: applied(out, "enrichment") == commits_in(logs, "enrichment") - 1, live)
+        live.send_signal(signal.SIGINT)
+        stdout, stderr = live.communicate(timeout=120)
+    finally:
+        live.kill()
+    assert live.returncode == 130, stderr[-2000:]
+    assert stdout.splitlines()[-1].startswith("follow: stopped by SIGINT")
+    assert "Traceback" not in stdout + stderr
+    finished = run_follow(logs, out)
     assert finished.returncode == 0, finished.stderr[-2000:]
-    assert "restarted from the snapshot at version 4" in finished.stdout
-    assert "trips through version 5" in finished.stdout
+    last = commits_in(logs, "enrichment") - 1
+    assert f"enrichment through version {last}" in finished.stdout
 
-    # One uninterrupted follow over a copy of the same log, in this process.
-    copy = tmp_path / "copy"
-    shutil.copytree(trips_logs, copy)
-    uninterrupted = tmp_path / "uninterrupted"
-    assert follow(spark, str(copy), str(uninterrupted), log=lambda line: None) == {"trips": 5}
-
-    for query in queries_of("trips"):
-        assert files(out, query.name) == files(uninterrupted, query.name)
-        assert feed(spark, out, query.name) == feed(spark, uninterrupted, query.name), query.name
-    check_against_spark(spark, trips_logs, out, "trips", 6)
-
-
-def check_against_spark(spark, logs_folder: Path, out: Path, dataset: str, versions: int) -> None:
-    """Each query's feed under ``out``, added up to each version, is Spark SQL's result there from scratch."""
-    paths = {table: str(logs_folder / dataset / table) for table in DATASETS[dataset]}
-    logs = pipeline.read_logs(spark, dataset, paths)
-    for query in queries_of(dataset):
-        assert files(out, query.name) == [f"part-{version:08d}.parquet" for version in range(versions)]
-        written = feed(spark, out, query.name)
-        held: Counter = Counter()
-        for version in range(versions):
-            held.update(written.get(version, Counter()))
-            assert min(held.values(), default=0) >= 0, (query.name, version)
-            now = {row: count for row, count in held.items() if count}
-            assert now == dict(truth.from_scratch(spark, query, logs, version)), (query.name, version)
-    for frame in logs.values():
-        frame.unpersist()
+    # One uninterrupted follow over a copy of the same tables, in this process.
+    copy, uninterrupted = tmp_path / "copy", tmp_path / "uninterrupted"
+    shutil.copytree(logs, copy)
+    assert follow(spark, str(copy), str(uninterrupted), log=lambda line: None) == {"enrichment": last}
+    assert (out / "_checkpoint" / "enrichment" / "binding.jsonl").read_text() == (
+        uninterrupted / "_checkpoint" / "enrichment" / "binding.jsonl").read_text()
+    for query in queries_of("enrichment"):
+        assert delta.version(str(out / query.name)) == last  # a version for every version, changed or not
+        assert feed(spark, out, query.name) == feed(spark, uninterrupted, query.name)
+    checked, mismatches = verify(spark, str(logs), str(out))
+    assert (checked, mismatches) == (last + 1, [])
 
 
-@pytest.mark.parametrize("dataset", ["graph", "enrichment"])
-def test_a_follow_of_a_loop_and_of_left_joins_is_spark_sql_at_every_version(spark, tmp_path, dataset) -> None:
-    logs = tmp_path / "logs"
-    pipeline.make_logs(spark, dataset, str(logs / dataset), rows=300, versions=4, seed=4)
-    assert follow(spark, str(logs), str(tmp_path / "out"), log=lambda line: None) == {dataset: 3}
-    check_against_spark(spark, logs, tmp_path / "out", dataset, 4)
+def test_a_follow_of_a_loop_and_of_many_groups_is_spark_sql_at_every_version(spark, tmp_path) -> None:
+    logs = delta_data_set(spark, tmp_path / "logs", "graph", 200, 3, seed=4)
+    delta_data_set(spark, logs, "trips", 300, 3, nan_fraction=0.05)
+    out = tmp_path / "out"
+    reached = follow(spark, str(logs), str(out), log=lambda line: None)
+    assert reached == {"trips": 2, "graph": commits_in(logs, "graph") - 1}
+    checked, mismatches = verify(spark, str(logs), str(out))
+    assert mismatches == [] and checked == 3 * 4 + reached["graph"] + 1
+    # A changed group is an update in place: its key stays, its other columns change.
+    kinds = Counter(delta.change_feed(str(out / "fare_totals")).column("_change_type").to_pylist())
+    assert kinds["update_preimage"] == kinds["update_postimage"] > 0
+    keys = [row["trip_distance"] for row in delta.change_feed(str(out / "trips_by_distance")).to_pylist()]
+    assert all(str(key) != "-0.0" for key in keys) and any(key == 0.0 for key in keys)  # Spark SQL writes 0.0
 
 
-def test_a_checkpoint_refuses_a_log_written_anew(spark, tmp_path) -> None:
-    """A checkpoint follows one log as it grows; a log written again (new files) must not be taken for it."""
-    from final.spark.follow import FollowError
+# Bad commits: each refused with one line naming it, nothing written for it.
 
+TRIPS = TABLES["trips"]
+
+
+def trip(trip_id: int, passengers: int | None = 1, fare: str | None = "10.00") -> dict:
+    import datetime as dt
+
+    pickup = dt.datetime(2018, 1, 1, tzinfo=dt.UTC) + dt.timedelta(minutes=trip_id)
+    return {"trip_id": trip_id, "passenger_count": passengers, "fare_amount": None if fare is None else Decimal(fare),
+            "trip_distance": 1.5, "pickup_datetime": pickup, "dropoff_datetime": pickup + dt.timedelta(minutes=9)}
+
+
+def parquet_commit(logs: Path, rows: list[dict], changes: list[str | None], versions: list[int | None],
+                   types: dict | None = None) -> None:
+    """Write one file of trips changes (the columns of ``rows``, typed as the table has them unless ``types``
+    says otherwise) into a Parquet data set, and mark it as the next commit."""
+    import pyarrow
+    import pyarrow.parquet
+
+    typed = sources.table_schema("trips")
+    table = pyarrow.table({
+        **{name: pyarrow.array([row[name] for row in rows], type=(types or {}).get(name, typed.field(name).type))
+           for name in rows[0]},
+        "_change_type": pyarrow.array(changes, pyarrow.string()),
+        "_commit_version": pyarrow.array(versions, pyarrow.int64()),
+    })
+    name = f"part-bad-{time.monotonic_ns()}.parquet"
+    pyarrow.parquet.write_table(table, logs / "trips" / "trips" / name)
+    sources.write_marker(str(logs / "trips"), {"trips": [name]})
+
+
+@pytest.fixture(scope="module")
+def parquet_trips(spark, tmp_path_factory) -> Path:
+    """A trips change log in the Parquet layout, 2 versions, already marked as commit 0."""
+    folder = tmp_path_factory.mktemp("parquet") / "logs"
+    pipeline.make_logs(spark, "trips", str(folder / "trips"), rows=200, versions=2)
+    return folder
+
+
+def followed(spark, source: Path, tmp_path: Path) -> tuple[Path, Path, dict]:
+    """A copy of ``source`` followed once: the copy, the output folder, and what the outputs hold."""
     logs, out = tmp_path / "logs", tmp_path / "out"
-    pipeline.make_logs(spark, "graph", str(logs / "graph"), rows=100, versions=2)
-    assert follow(spark, str(logs), str(out), log=lambda line: None) == {"graph": 1}
-    pipeline.make_logs(spark, "graph", str(logs / "graph"), rows=120, versions=2)
-    with pytest.raises(FollowError, match=r"was rewritten since checkpoint .* with a new --checkpoint and --out"):
+    shutil.copytree(source, logs)
+    follow(spark, str(logs), str(out), log=lambda line: None)
+    return logs, out, written(out)
+
+
+def written(out: Path) -> dict:
+    """Each output table's version and the binding: what a refused commit must leave as it was."""
+    return {"binding": (out / "_checkpoint" / "trips" / "binding.jsonl").read_text(),
+            **{query.name: delta.version(str(out / query.name)) for query in queries_of("trips")}}
+
+
+def pyarrow_string():
+    import pyarrow
+
+    return pyarrow.string()
+
+
+BAD_PARQUET = {
+    "a missing column": (lambda logs: parquet_commit(
+        logs, [{k: v for k, v in trip(9001).items() if k != "fare_amount"}], ["insert"], [2]),
+        r"part-bad-\d+\.parquet: column fare_amount is missing; table trips has the columns"),
+    "an upper-case change type": (lambda logs: parquet_commit(logs, [trip(9001)], ["INSERT"], [2]),
+                                  r"row 1 \(counted from 1\), column _change_type: 'INSERT' is not one of Delta's"),
+    "an upsert": (lambda logs: parquet_commit(logs, [trip(9001), trip(9002)], ["insert", "upsert"], [2, 2]),
+                  r"row 2 \(counted from 1\), column _change_type: 'upsert' is not one of"),
+    "a NULL change type": (lambda logs: parquet_commit(logs, [trip(9001)], [None], [2]),
+                           r"column _change_type: NULL is not one of Delta's change types"),
+    "a NULL version": (lambda logs: parquet_commit(logs, [trip(9001)], ["insert"], [None]),
+                       r"row 1 \(counted from 1\), column _commit_version: NULL is not a version"),
+    "a delete of a row never inserted": (lambda logs: parquet_commit(logs, [trip(9001)], ["delete"], [2]),
+                                         r"row 1 \(counted from 1\): table trips has no row \(trip_id = 9001, "
+                                         r"passenger_count = 1, fare_amount = 10.00, .*\) to delete at version 2"),
+    "a version already applied": (lambda logs: parquet_commit(logs, [trip(9001)], ["insert"], [1]),
+                                  r"brings changes at version 1, but the follow has bound every version through 1"),
+    "passenger_count as text": (lambda logs: parquet_commit(
+        logs, [{**trip(9001), "passenger_count": "1"}], ["insert"], [2], {"passenger_count": pyarrow_string()}),
+        r"column passenger_count is STRING, but table trips has it as INT; write it with that type"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_PARQUET))
+def test_a_bad_parquet_commit_is_refused_naming_file_row_and_column_and_nothing_is_written(
+        spark, parquet_trips, tmp_path, case) -> None:
+    logs, out, before = followed(spark, parquet_trips, tmp_path)
+    make, message = BAD_PARQUET[case]
+    make(logs)
+    with pytest.raises(FollowError, match=message):
+        follow(spark, str(logs), str(out), log=lambda line: None)
+    assert written(out) == before
+
+
+def test_a_commit_is_applied_only_once_its_marker_lands_and_pandas_timestamps_are_taken(
+        spark, parquet_trips, tmp_path) -> None:
+    import pandas
+    import pyarrow
+    import pyarrow.parquet
+
+    logs, out, before = followed(spark, parquet_trips, tmp_path)
+    frame = pandas.DataFrame([trip(9001, passengers=2, fare="4.50")]).astype({"passenger_count": "Int32"})
+    frame["pickup_datetime"] = frame["pickup_datetime"].astype("datetime64[ns, UTC]")
+    frame["_change_type"], frame["_commit_version"] = "insert", 2
+    table = pyarrow.Table.from_pandas(frame, preserve_index=False)
+    assert table.schema.field("pickup_datetime").type.unit == "ns"
+    pyarrow.parquet.write_table(table, logs / "trips" / "trips" / "part-late.parquet")
+    assert follow(spark, str(logs), str(out), log=lambda line: None) == {"trips": 1}  # no marker: not there yet
+    assert written(out) == before
+    sources.write_marker(str(logs / "trips"), {"trips": ["part-late.parquet"]})
+    assert follow(spark, str(logs), str(out), log=lambda line: None) == {"trips": 2}
+    assert verify(spark, str(logs), str(out)) == (12, [])
+
+
+def test_bad_delta_tables_are_refused(spark, tmp_path) -> None:
+    import pandas
+    from deltalake import write_deltalake
+
+    frame = pandas.DataFrame([trip(1), trip(2, passengers=None)])  # passenger_count: pandas' float64, or int64
+    path = tmp_path / "logs" / "trips" / "trips"
+    write_deltalake(str(path), frame, configuration=delta.FEED)
+    with pytest.raises(FollowError, match=r"table trips .*commit 0 .*: column passenger_count is DOUBLE, but table "
+                                          r"trips has it as INT; write it with that type \(e.g. pandas: "
+                                          r"\.astype\('Int32'\)\)"):
+        follow(spark, str(tmp_path / "logs"), str(tmp_path / "out"), log=lambda line: None)
+    shutil.rmtree(path)
+    write_deltalake(str(path), frame.astype({"passenger_count": "Int32"}))  # no change data feed
+    with pytest.raises(FollowError, match=r"commit 0 .*: the table has no change data feed; create it with the "
+                                          r"property delta.enableChangeDataFeed = true"):
+        follow(spark, str(tmp_path / "logs"), str(tmp_path / "out2"), log=lambda line: None)
+    assert not (tmp_path / "out2" / "fare_totals").exists()
+
+
+def test_a_data_set_missing_a_table_is_refused_not_skipped(spark, enrichment, tmp_path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(enrichment, logs)
+    shutil.rmtree(logs / "enrichment" / "agent")
+    with pytest.raises(FollowError, match=r"data set 'enrichment' has no table 'agent': .* is not a folder"):
+        follow(spark, str(logs), str(tmp_path / "out"), log=lambda line: None)
+
+
+def test_a_bad_commit_exits_2_with_one_error_line(parquet_trips, tmp_path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(parquet_trips, logs)
+    parquet_commit(logs, [trip(9001)], ["upsert"], [2])
+    done = run_follow(logs, tmp_path / "out")
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ") and "'upsert'" in done.stderr
+
+
+def test_a_checkpoint_refuses_tables_written_anew(spark, tmp_path) -> None:
+    logs = delta_data_set(spark, tmp_path / "logs", "graph", 100, 3)
+    out = tmp_path / "out"
+    follow(spark, str(logs), str(out), log=lambda line: None)
+    delta_data_set(spark, logs, "graph", 120, 2)
+    with pytest.raises(FollowError, match=r"bound commit 0 of table edges, which .* holds as made at another time "
+                                          r"\(the table was written again\): .*follow them with a new --out"):
         follow(spark, str(logs), str(out), log=lambda line: None)
 
 
-def test_follow_refuses_a_folder_without_logs(tmp_path: Path) -> None:
+def test_follow_refuses_a_folder_without_data_sets(tmp_path: Path) -> None:
     from final.spark.__main__ import main
 
     (tmp_path / "empty").mkdir()
     assert main(["follow", "--logs", str(tmp_path / "empty"), "--out", str(tmp_path / "out"),
                  "--available-now"]) == 2
+
+
+def walkthrough() -> tuple[list[str], str]:
+    """The README's step-by-step follow of one's own Delta table: its Python blocks, and the section's text."""
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    start = text.index("#### Your own Delta table, step by step")
+    section = text[start:text.index("\n## ", start)]
+    return re.findall(r"```python\n(.*?)```", section, re.DOTALL), section
+
+
+def test_the_readmes_own_delta_table_walkthrough_runs_as_written(tmp_path) -> None:
+    create, change, read = walkthrough()[0]
+    section = walkthrough()[1]
+    command = "python -m final.spark follow --logs my_data --out my_feed --trigger-seconds 5"
+    assert command in section
+
+    def python(code: str) -> str:
+        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=environment(), capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    def caught_up() -> None:
+        status = subprocess.run([sys.executable, "-m", "final.spark", "status", "--logs", "my_data", "--out",
+                                 "my_feed", "--wait", "300"], cwd=tmp_path, env=environment(), capture_output=True,
+                                text=True, timeout=400)
+        assert status.returncode == 0, status.stdout + status.stderr
+
+    python(create)
+    live = subprocess.Popen([sys.executable, *command.split()[1:]], cwd=tmp_path, env=environment(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        caught_up()
+        python(change)
+        caught_up()
+        live.send_signal(signal.SIGINT)
+        stdout, stderr = live.communicate(timeout=120)
+    finally:
+        live.kill()
+    assert live.returncode == 130, stderr[-2000:]
+    restarted = subprocess.run([sys.executable, *command.split()[1:-2], "--available-now"], cwd=tmp_path,
+                               env=environment(), capture_output=True, text=True, timeout=300)
+    assert restarted.returncode == 0 and "trips through version 3" in restarted.stdout, restarted.stderr[-2000:]
+    printed = python(read).split("\n")
+    changes = [line.split()[-2:] for line in printed[1:] if line.strip()]
+    assert changes == [["insert", "0"], ["insert", "0"], ["insert", "0"], ["update_preimage", "1"],
+                       ["update_postimage", "1"], ["update_preimage", "2"], ["update_postimage", "2"],
+                       ["update_preimage", "3"], ["update_postimage", "3"]], printed
+    verified = subprocess.run([sys.executable, "-m", "final.spark", "verify", "--logs", "my_data", "--out",
+                               "my_feed"], cwd=tmp_path, env=environment(), capture_output=True, text=True,
+                              timeout=300)
+    assert verified.returncode == 0 and "16 versions checked, 0 differences" in verified.stdout, verified.stderr

@@ -95,6 +95,12 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--logs", required=True, help="the tables the follow read: DIR/<dataset>/<table>")
     verify.add_argument("--out", required=True, help="the follow's --out")
     verify.add_argument("--checkpoint", help="the follow's --checkpoint (default OUT/_checkpoint)")
+    status = commands.add_parser("status", help="how far a follow has come: commits bound, version applied")
+    status.add_argument("--logs", required=True, help="the tables the follow reads: DIR/<dataset>/<table>")
+    status.add_argument("--out", required=True, help="the follow's --out")
+    status.add_argument("--checkpoint", help="the follow's --checkpoint (default OUT/_checkpoint)")
+    status.add_argument("--wait", type=float, metavar="SECONDS",
+                        help="wait until every data set is caught up (exit 0), or SECONDS pass (exit 1)")
     for command in (follow, verify):
         command.add_argument("--master", help="Spark master URL (default local[*], or $FINAL_SPARK_MASTER)")
         command.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
@@ -117,11 +123,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _command(arguments: argparse.Namespace, log_file: str) -> int:
-    conf = parse_conf(arguments.conf)
+    conf = parse_conf(getattr(arguments, "conf", []))
     if arguments.command == "follow":
         return _follow(arguments, conf, log_file)
     if arguments.command == "verify":
         return _verify(arguments, conf, log_file)
+    if arguments.command == "status":
+        return _status(arguments)
     if arguments.command == "generate" and arguments.append is not None:
         return _append(arguments, conf, log_file)
     partitions = _partitions(arguments.partitions) if arguments.command == "run" else []
@@ -197,6 +205,23 @@ def _verify(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) 
     return 1 if mismatches else 0
 
 
+def _status(arguments: argparse.Namespace) -> int:
+    """``status``: a line per data set; with --wait, polls until all are caught up (0) or time runs out (1)."""
+    import time
+
+    from .follow import lag
+
+    deadline = time.monotonic() + (arguments.wait or 0)
+    while True:
+        found = lag(arguments.logs, arguments.out, arguments.checkpoint)
+        if arguments.wait is None or all(item.caught_up for item in found) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    for item in found:
+        print(item)
+    return 0 if arguments.wait is None or all(item.caught_up for item in found) else 1
+
+
 def _append(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) -> int:
     """``generate --append K --logs DIR``: K more commits in each data set's logs under DIR."""
     from .follow import datasets_in
@@ -211,9 +236,8 @@ def _append(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) 
     validate(names, None, 1, None, arguments.logs)
     spark = spark_session(arguments.master, conf, log_file=log_file)
     for name in names:
-        last = append_logs(spark, name, os.path.join(arguments.logs, name), arguments.append, arguments.seed)
-        print(f"{name}: {arguments.append} versions of commits added to {os.path.join(arguments.logs, name)} "
-              f"({last} commits in all)")
+        now = append_logs(spark, name, os.path.join(arguments.logs, name), arguments.append, arguments.seed)
+        print(f"{name}: {arguments.append} commits added to {os.path.join(arguments.logs, name)}, now {now}")
     return 0
 
 

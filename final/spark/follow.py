@@ -61,6 +61,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -81,6 +82,11 @@ if TYPE_CHECKING:
 KILL_VARIABLE = "FINAL_FOLLOW_KILL"
 STOP_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
 """Exit statuses of a follow stopped by a signal: 128 + the signal's number, as a shell reports it."""
+
+
+GRACE_MS = 1000
+"""A live follow takes a commit only once it is this old (``sources.CommitStream``), so commits are bound in
+the order they were made; with --available-now every commit there is taken."""
 
 
 class FollowError(ValueError):
@@ -153,12 +159,14 @@ def output_schema(spark: SparkSession, query: Query) -> pyarrow.Schema:
 
 @dataclass(frozen=True)
 class Bound:
-    """A commit bound to the data set's versions ``first .. last`` (one version for a Delta commit)."""
+    """A commit bound to the data set's versions ``first .. last`` (one version for a Delta commit);
+    ``timestamp``, the commit's time, tells a Delta table written anew from the one that was followed."""
 
     table: str
     commit: int
     first: int
     last: int
+    timestamp: int = 0
 
 
 @dataclass
@@ -231,14 +239,20 @@ class Follower:
         if os.path.exists(state):
             with open(state) as file:
                 self.applied = json.load(file)["version"]
-        bound_commits = [Commit(bound.table, bound.commit, 0) for bound in self.bindings]
+        bound_commits = [Commit(bound.table, bound.commit, bound.timestamp) for bound in self.bindings]
         newest = sources.newest_commits(self.folder, self.dataset)
+        made = {(commit.table, commit.number): commit.timestamp for commit in sources.commits_between(
+            self.folder, self.dataset, {}, newest)} if bound_commits and not self.parquet else {}
         for commit in bound_commits:
             if commit.number > newest.get(commit.table, -1):
-                raise FollowError(
-                    f"checkpoint {self.state} bound commit {commit.number} of {self._name(commit)}, which "
-                    f"{self.folder} no longer has (its newest is {newest.get(commit.table, -1)}): the tables were "
-                    f"written anew; follow them with a new --out and --checkpoint")
+                problem = f"no longer has (its newest is {newest.get(commit.table, -1)})"
+            elif commit.timestamp and made and made[commit.table, commit.number] != commit.timestamp:
+                problem = "holds as made at another time (the table was written again)"
+            else:
+                continue
+            raise FollowError(
+                f"checkpoint {self.state} bound commit {commit.number} of {self._name(commit)}, which {self.folder} "
+                f"{problem}: the tables were written anew; follow them with a new --out and --checkpoint")
         self._load(bound_commits)
         if self.applied >= 0:
             self.log(f"{self.dataset}: restarted at version {self.applied}")
@@ -259,6 +273,8 @@ class Follower:
 
     def _load(self, bound_commits: list[Commit]) -> None:
         """Rebuild the dataflows as of ``applied`` from the source, and hold the bound versions after it."""
+        from deltalake.exceptions import DeltaError
+
         loaded: dict[str, dict[tuple, int]] = {table: {} for table in DATASETS[self.dataset]}
         if self.parquet:
             for commit in bound_commits:
@@ -281,7 +297,14 @@ class Follower:
             for table, number in as_of.items():
                 path = os.path.join(self.folder, table)
                 where = f"table {table} ({path}) as of commit {number}"
-                for record in sources.records(delta.read_table(path, number), table, where):
+                try:
+                    rows = delta.read_table(path, number)
+                except (DeltaError, OSError) as error:  # a version whose log or files are gone
+                    raise FollowError(
+                        f"{where} does not read ({str(error).splitlines()[0]}): a restart reads each table as of "
+                        f"the commit bound at the applied version {self.applied}; if VACUUM removed its files, "
+                        f"follow the tables anew with a new --out and --checkpoint") from None
+                for record in sources.records(rows, table, where):
                     _add(loaded[table], record, 1)
         if self.applied >= 0:
             for query in self.queries:
@@ -350,7 +373,7 @@ class Follower:
                 self._check_deletes(commit, changes)
             else:
                 first = last = through + 1
-            bindings.append(Bound(commit.table, commit.number, first, last))
+            bindings.append(Bound(commit.table, commit.number, first, last, commit.timestamp))
             through = last
         with open(os.path.join(self.state, "binding.jsonl"), "a") as file:
             for bound in bindings:
@@ -381,6 +404,7 @@ class Follower:
         through = self.bound_through
         if through <= self.applied:
             return
+        started = time.perf_counter()
         first = self.applied + 1
         for version in range(first, through + 1):
             batch = self.pending.pop(version, [])
@@ -394,7 +418,8 @@ class Follower:
         _kill_point("checkpoint")
         replace_file(os.path.join(self.state, "state.json"), self._write_state)
         self.log(f"{self.dataset}: applied through version {self.applied} "
-                 f"({through - first + 1} version{'s' if through > first else ''})")
+                 f"({through - first + 1} version{'s' if through > first else ''}, "
+                 f"{time.perf_counter() - started:.2f} s)")
 
     def _write_state(self, path: str) -> None:
         with open(path, "w") as file:
@@ -469,7 +494,8 @@ def follow(
             follower.restore()
             follower.advance()
             stream = (spark.readStream.format(sources.CommitStream.name()).option("folder", follower.folder)
-                      .option("dataset", name).option("start", json.dumps(follower.newest)).load())
+                      .option("dataset", name).option("start", json.dumps(follower.newest))
+                      .option("grace_ms", "0" if available_now else str(GRACE_MS)).load())
             trigger = {"availableNow": True} if available_now else {"processingTime": f"{trigger_seconds} seconds"}
             query = (stream.writeStream.foreachBatch(follower.on_batch)
                      .option("checkpointLocation", os.path.join(checkpoint, name, "spark"))
@@ -565,6 +591,46 @@ def read_output(spark: SparkSession, out: str, query: Query) -> DataFrame:
     return frame.withColumn(MULTIPLICITY, F.when(positive, 1).otherwise(-1))
 
 
+@dataclass(frozen=True)
+class Lag:
+    """How far a follow of ``dataset`` has come: its tables' complete commits, those bound, the version applied
+    and the newest bound."""
+
+    dataset: str
+    commits: int
+    bound: int
+    applied: int
+    bound_through: int
+
+    @property
+    def caught_up(self) -> bool:
+        return self.bound == self.commits and self.applied == self.bound_through
+
+    def __str__(self) -> str:
+        state = "caught up" if self.caught_up else "behind"
+        return (f"{self.dataset}: {self.bound} of {self.commits} commits bound, applied through version "
+                f"{self.applied} of {self.bound_through} ({state})")
+
+
+def lag(logs: str, out: str, checkpoint: str | None = None) -> list[Lag]:
+    """Each data set's ``Lag``: read from its tables and the checkpoint alone (no Spark), so it can be asked of a
+    running follow."""
+    checkpoint = checkpoint or os.path.join(out, "_checkpoint")
+    found = []
+    for dataset in datasets_in(logs):
+        newest = sources.newest_commits(os.path.join(logs, dataset), dataset)
+        folder = os.path.join(checkpoint, dataset)
+        bindings = binding(checkpoint, dataset) if os.path.exists(os.path.join(folder, "binding.jsonl")) else []
+        state = os.path.join(folder, "state.json")
+        applied = -1
+        if os.path.exists(state):
+            with open(state) as file:
+                applied = json.load(file)["version"]
+        found.append(Lag(dataset, sum(number + 1 for number in newest.values()), len(bindings), applied,
+                         bindings[-1].last if bindings else -1))
+    return found
+
+
 # Spark SQL's truth for the tables as bound.
 
 
@@ -597,7 +663,9 @@ def tables_as_bound(spark: SparkSession, logs: str, dataset: str, bindings: list
             if not files[table]:
                 tables[table] = spark.createDataFrame([], schema)
                 continue
-            log = with_multiplicity(typed_log(spark.read.parquet(*files[table]), table))
+            # Read with pyarrow and cast to the table's types: Spark's Parquet reader refuses some types a
+            # log may hold (pandas' nanosecond timestamps).
+            log = with_multiplicity(typed_log(spark.createDataFrame(_log_files(files[table], table)), table))
             tables[table] = snapshot(log, table, version)
         return tables
     as_of: dict[str, int] = {}
@@ -612,6 +680,16 @@ def tables_as_bound(spark: SparkSession, logs: str, dataset: str, bindings: list
         paths = delta.files_at(os.path.join(folder, table), as_of[table])
         tables[table] = spark.read.schema(schema).parquet(*paths) if paths else spark.createDataFrame([], schema)
     return tables
+
+
+def _log_files(paths: list[str], table: str) -> pyarrow.Table:
+    """Parquet log files of ``table`` as one Arrow table, cast to the table's types and the change columns."""
+    import pyarrow
+    import pyarrow.parquet
+
+    wanted = pyarrow.schema([*sources.table_schema(table), pyarrow.field("_change_type", pyarrow.string()),
+                             pyarrow.field(VERSION, pyarrow.int64())])
+    return pyarrow.concat_tables(pyarrow.parquet.read_table(path).select(wanted.names).cast(wanted) for path in paths)
 
 
 @dataclass(frozen=True)

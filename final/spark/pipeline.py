@@ -229,10 +229,10 @@ def _check_versions(versions: int) -> None:
         raise ValueError(f"versions is a positive int, not {versions!r}; e.g. --versions 12")
 
 
-def append_logs(spark: SparkSession, dataset: str, folder: str, commits: int, seed: int = datasets.SEED) -> int:
-    """Add ``commits`` commits to ``dataset``'s tables in ``folder`` (``changelog.append_commits``), landing
-    table by table: Delta commits (``commit_logs``), or Parquet files with a commit marker per version; the
-    number of commits the tables now hold (the newest marker's number, or the Delta versions added up)."""
+def append_logs(spark: SparkSession, dataset: str, folder: str, commits: int, seed: int = datasets.SEED) -> str:
+    """Add ``commits`` versions of commits to ``dataset``'s tables in ``folder`` (``changelog.append_commits``),
+    landing table by table: Delta commits (``commit_logs``), or Parquet files with a commit marker per
+    version; what the tables hold now, in words."""
     paths = {table: os.path.join(folder, table) for table in DATASETS[dataset]}
     if sources.layout(folder, dataset) == "delta":
         logs = {table: _delta_log(spark, path, table) for table, path in paths.items()}
@@ -240,7 +240,7 @@ def append_logs(spark: SparkSession, dataset: str, folder: str, commits: int, se
         appended = {table: changelog.append_commits(spark, log, table, dataset, first, commits, seed)
                     for table, log in logs.items()}
         commit_logs({table: log for table, log in appended.items() if log is not None}, folder)
-        return sum(delta.version(path) + 1 for path in paths.values())
+        return ", ".join(f"{table} through Delta version {delta.version(path)}" for table, path in paths.items())
     logs = read_logs(spark, dataset, paths)
     first = max(log.agg({changelog.VERSION: "max"}).first()[0] for log in logs.values()) + 1
     appended = {table: changelog.append_commits(spark, log, table, dataset, first, commits, seed)
@@ -253,7 +253,7 @@ def append_logs(spark: SparkSession, dataset: str, folder: str, commits: int, se
         sources.write_marker(folder, files)
     for log in logs.values():
         log.unpersist()
-    return first + commits - 1
+    return f"versions through {first + commits - 1}"
 
 
 def _delta_log(spark: SparkSession, path: str, table: str) -> DataFrame:

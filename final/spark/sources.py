@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -133,7 +134,8 @@ def commits_between(folder: str, dataset: str, start: dict[str, int], end: dict[
         low, high = start.get(table, -1) + 1, end.get(table, -1)
         if high < low:
             continue
-        history = DeltaTable(os.path.join(folder, table)).history(limit=None)
+        found_table = DeltaTable(os.path.join(folder, table))
+        history = found_table.history(limit=found_table.version() - low + 1)
         times = {entry["version"]: entry["timestamp"] for entry in history}
         found += [Commit(table, number, times.get(number, 0)) for number in range(low, high + 1)]
     found.sort(key=lambda commit: (commit.timestamp, DATASETS[dataset].index(commit.table)
@@ -311,11 +313,26 @@ def _typed(column: pyarrow.ChunkedArray, field: pyarrow.Field, table: str, where
                               f"nanoseconds; a TIMESTAMP holds microseconds") from None
     if kind == field.type:
         return column
-    if pyarrow.types.is_string(field.type) and _is_text(kind):
-        return column.cast(pyarrow.string())
+    if (pyarrow.types.is_string(field.type) and _is_text(kind)) or _widens(kind, field.type):
+        return column.cast(field.type)
     wanted = dict(TABLES[table].columns)[field.name]
     raise CommitError(f"{where}: column {field.name} is {_sql_kind(kind)}, but table {table} has it as {wanted}; "
                       f"write it with that type (e.g. pandas: .astype({_pandas_hint(wanted)!r}))")
+
+
+def _widens(kind: pyarrow.DataType, wanted: pyarrow.DataType) -> bool:
+    """True if every value of type ``kind`` is a value of ``wanted`` as it is: a narrower integer, a FLOAT for a
+    DOUBLE, a decimal of the same scale and no more digits (pandas and Arrow infer these from the values)."""
+    import pyarrow
+
+    types = pyarrow.types
+    if types.is_signed_integer(kind) and types.is_signed_integer(wanted):
+        return kind.bit_width <= wanted.bit_width
+    if types.is_float32(kind) and types.is_float64(wanted):
+        return True
+    if types.is_decimal(kind) and types.is_decimal(wanted):
+        return kind.scale == wanted.scale and kind.precision <= wanted.precision
+    return False
 
 
 def _is_text(kind: pyarrow.DataType) -> bool:
@@ -350,10 +367,13 @@ COMMIT_SCHEMA = "table STRING, commit BIGINT, timestamp BIGINT"
 
 class CommitStream(DataSource):
     """``spark.readStream.format("final_commits").option("folder", F).option("dataset", D)``: one row per new
-    complete commit of the data set's tables, ``(table, commit, timestamp)``, in binding order.
+    complete commit of the data set's tables, ``(table, commit, timestamp)``.
 
     Option ``start``, a JSON offset, is where a query without a Spark checkpoint begins (the follow passes
-    the commits it has already bound, so a lost Spark checkpoint never replays or skips one).
+    the commits it has already bound, so a lost Spark checkpoint never replays or skips one). Option
+    ``grace_ms`` holds back the commits made in the last that many milliseconds: a commit is stamped before
+    it becomes visible, so a micro-batch that takes only commits stamped before ``now - grace_ms`` sees every
+    table's commits up to that moment, and commit-time order is the order commits are bound in.
     """
 
     @classmethod
@@ -364,21 +384,29 @@ class CommitStream(DataSource):
         return COMMIT_SCHEMA
 
     def simpleStreamReader(self, schema: object) -> SimpleDataSourceStreamReader:
-        return _CommitReader(self.options["folder"], self.options["dataset"], json.loads(self.options["start"]))
+        return _CommitReader(self.options["folder"], self.options["dataset"], json.loads(self.options["start"]),
+                             int(self.options.get("grace_ms", "0")))
 
 
 class _CommitReader(SimpleDataSourceStreamReader):
-    """Offsets: ``{source: newest commit delivered}``; a read delivers every complete commit after them."""
+    """Offsets: ``{source: newest commit delivered}``; a read delivers the complete commits after them (per
+    table, those stamped before the grace period, in order)."""
 
-    def __init__(self, folder: str, dataset: str, start: dict[str, int]) -> None:
-        self.folder, self.dataset, self.start = folder, dataset, start
+    def __init__(self, folder: str, dataset: str, start: dict[str, int], grace_ms: int) -> None:
+        self.folder, self.dataset, self.start, self.grace_ms = folder, dataset, start, grace_ms
 
     def initialOffset(self) -> dict:
         return dict(self.start)
 
     def read(self, start: dict) -> tuple[Iterator[tuple], dict]:
-        end = {source: max(number, start.get(source, -1))
-               for source, number in newest_commits(self.folder, self.dataset).items()}
+        cut = time.time() * 1000 - self.grace_ms
+        newest = {source: max(number, start.get(source, -1))
+                  for source, number in newest_commits(self.folder, self.dataset).items()}
+        end = {source: start.get(source, -1) for source in newest}
+        for commit in sorted(commits_between(self.folder, self.dataset, start, newest),
+                             key=lambda found: (found.table, found.number)):
+            if commit.number == end[commit.table] + 1 and (not self.grace_ms or commit.timestamp <= cut):
+                end[commit.table] = commit.number
         return self.readBetweenOffsets(start, end), end
 
     def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple]:

@@ -13,6 +13,15 @@ For a trips log of ``--rows`` rows (3 versions), one run measures:
 Run it with ``.venv/bin/python -m tests.bench.bench_spark_load [--rows N]``
 (about five minutes at the default 200,000 rows on 2 cores); the numbers are
 one run's, on a shared machine: read the ratios.
+
+With ``--follow N,N,...`` it measures ``follow`` instead, for a trips Delta
+table of each size (4 versions, then 3 more commits): in a fresh process
+each time (so its memory is the follow's own), the first micro-batch (the
+initial load, every query built from nothing), then a restart (the inputs
+read back from the table as of the applied version), then one micro-batch per
+appended commit, as a live follow takes commits that land seconds apart:
+its seconds, and the bytes it wrote to the checkpoint; and the driver's
+resident memory after it (``VmRSS``, and its peak ``VmHWM``) per input row.
 """
 
 from __future__ import annotations
@@ -40,7 +49,15 @@ def main(argv: list[str] | None = None) -> None:
     arguments = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     arguments.add_argument("--rows", type=int, default=200_000)
     arguments.add_argument("--partitions", default="1,2")
+    arguments.add_argument("--follow", metavar="N,N,...", help="measure follow at these sizes instead")
+    arguments.add_argument("--follow-child", nargs=3, metavar=("LOGS", "OUT", "PHASE"), help=argparse.SUPPRESS)
     options = arguments.parse_args(argv)
+    if options.follow_child:
+        follow_child(*options.follow_child)
+        return
+    if options.follow:
+        follow_cost([int(size) for size in options.follow.split(",")])
+        return
     spark = spark_session()
     folder = tempfile.mkdtemp(prefix="bench-spark-")
     paths = pipeline.make_logs(spark, "trips", os.path.join(folder, "trips"), rows=options.rows, versions=3)
@@ -68,6 +85,82 @@ def main(argv: list[str] | None = None) -> None:
         print(f"; P = {count}: {result.seconds:.1f} s (slowest task in final/ "
               f"{max(result.task_seconds.values()):.1f} s)", end="")
     print()
+
+
+def memory() -> dict[str, int]:
+    """This process's resident memory now and at its peak, in bytes (Linux's /proc)."""
+    found = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                found[name] = int(value.split()[0]) * 1024
+    return found
+
+
+def checkpoint_bytes(folder: str) -> int:
+    return sum(os.path.getsize(os.path.join(parent, name)) for parent, _, names in os.walk(folder)
+               for name in names)
+
+
+def follow_child(logs: str, out: str, phase: str) -> None:
+    """One follow process: ``load`` takes every commit as one micro-batch; ``restart`` restores and then takes
+    each commit not bound yet as a micro-batch of its own. Prints a JSON line of what it measured."""
+    import json
+
+    from final.spark import sources
+    from final.spark.follow import Follower
+
+    spark = spark_session()
+    follower = Follower(spark, "trips", logs, out, os.path.join(out, "_checkpoint"), log=lambda line: None)
+    folder = os.path.join(logs, "trips")
+    restart, _ = timed(follower.restore)
+    commits = sources.commits_between(folder, "trips", follower.newest, sources.newest_commits(folder, "trips"))
+    batches = [commits] if phase == "load" else [[commit] for commit in commits]
+    seconds, written = [], []
+    for batch in batches:
+        before = checkpoint_bytes(follower.state)
+        took, _ = timed(lambda batch=batch: (follower.take(batch), follower.advance()))
+        seconds.append(took)
+        written.append(checkpoint_bytes(follower.state) - before)
+    print(json.dumps({"restart": restart, "seconds": seconds, "written": written, **memory()}))
+    spark.stop()
+
+
+def _child(logs: str, out: str, phase: str) -> dict:
+    """``follow_child`` in a process of its own; what it measured."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "tests.bench.bench_spark_load", "--follow-child", logs, out, phase],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def follow_cost(sizes: list[int]) -> None:
+    """The follow's cost per micro-batch and per input row at each size (see the module's docstring)."""
+    import shutil
+
+    from final.spark import datasets
+
+    print("| trips | first micro-batch (s) | restart (s) | per appended commit (s) | checkpoint written per "
+          "commit (bytes) | driver RSS after (bytes/row) | peak (bytes/row) |")
+    print("|---:|---:|---:|---|---|---:|---:|")
+    spark = spark_session()
+    for rows in sizes:
+        folder = tempfile.mkdtemp(prefix="bench-follow-")
+        logs, out = os.path.join(folder, "logs"), os.path.join(folder, "out")
+        pipeline.write_delta(datasets.generate(spark, "trips", rows), os.path.join(logs, "trips"), versions=4)
+
+        load = _child(logs, out, "load")
+        pipeline.append_logs(spark, "trips", os.path.join(logs, "trips"), 3)
+        live = _child(logs, out, "restart")
+        print(f"| {rows:,} | {load['seconds'][0]:.2f} | {live['restart']:.2f} | "
+              f"{', '.join(f'{took:.3f}' for took in live['seconds'])} | "
+              f"{', '.join(str(size) for size in live['written'])} | {live['VmRSS'] / rows:,.0f} | "
+              f"{max(load['VmHWM'], live['VmHWM']) / rows:,.0f} |", flush=True)
+        shutil.rmtree(folder)
 
 
 if __name__ == "__main__":
