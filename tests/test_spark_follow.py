@@ -387,6 +387,7 @@ def test_the_readmes_own_delta_table_walkthrough_runs_as_written(tmp_path) -> No
     finally:
         live.kill()
     assert live.returncode == 130, stderr[-2000:]
+    assert stdout.splitlines()[-1].startswith("follow: stopped by SIGINT at a micro-batch boundary (trips applied")
     restarted = subprocess.run([sys.executable, *command.split()[1:-2], "--available-now"], cwd=tmp_path,
                                env=environment(), capture_output=True, text=True, timeout=300)
     assert restarted.returncode == 0 and "trips through version 3" in restarted.stdout, restarted.stderr[-2000:]
