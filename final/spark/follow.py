@@ -574,7 +574,7 @@ def _await(followers: list[Follower], queries: list, stop: _Stop) -> None:
                     raise follower.failure from None
             for follower in followers:  # the source itself failed: say why, as the follow's own error
                 try:
-                    sources.newest_commits(follower.folder, follower.dataset)
+                    sources.check_offsets(follower.folder, follower.dataset, follower.newest)
                 except CommitError as problem:
                     raise FollowError(str(problem)) from None
             raise error

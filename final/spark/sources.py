@@ -120,6 +120,22 @@ def newest_commits(folder: str, dataset: str) -> dict[str, int]:
     return {table: DeltaTable(os.path.join(folder, table)).version() for table in DATASETS[dataset]}
 
 
+def check_offsets(folder: str, dataset: str, delivered: dict[str, int]) -> dict[str, int]:
+    """The newest commits, after checking that no source went back behind the commits ``delivered``.
+
+    Raises:
+        CommitError: a table (or the markers) holds fewer commits than were delivered: it was written anew.
+    """
+    newest = newest_commits(folder, dataset)
+    for source, number in delivered.items():
+        if newest.get(source, -1) < number:
+            name = f"the commit markers of {folder}" if source == MARKERS else f"table {source} under {folder}"
+            raise CommitError(f"{name} now end at commit {newest.get(source, -1)}, but commits through {number} "
+                              f"were read: the tables were written anew; follow them with a new --out and "
+                              f"--checkpoint")
+    return newest
+
+
 def commits_between(folder: str, dataset: str, start: dict[str, int], end: dict[str, int]) -> list[Commit]:
     """The commits after ``start`` up to ``end`` (offsets as ``newest_commits`` gives them), oldest first."""
     found = []
@@ -400,8 +416,7 @@ class _CommitReader(SimpleDataSourceStreamReader):
 
     def read(self, start: dict) -> tuple[Iterator[tuple], dict]:
         cut = time.time() * 1000 - self.grace_ms
-        newest = {source: max(number, start.get(source, -1))
-                  for source, number in newest_commits(self.folder, self.dataset).items()}
+        newest = check_offsets(self.folder, self.dataset, start)
         end = {source: start.get(source, -1) for source in newest}
         for commit in sorted(commits_between(self.folder, self.dataset, start, newest),
                              key=lambda found: (found.table, found.number)):

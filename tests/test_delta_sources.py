@@ -1,0 +1,139 @@
+"""Delta tables and commits without Spark: what ``delta.apply_changes`` commits is what its change feed says,
+and ``sources`` reads commits whole, in order, checked.
+
+Each commit ``apply_changes`` makes is checked against its definition: the
+table after it is the table before it plus the commit's changes, as
+multisets, and the change data feed of that Delta version holds exactly
+those changes (a row updated in place as a preimage and a postimage).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow
+import pyarrow.parquet
+import pytest
+
+from final.spark import delta, sources
+from final.spark.changelog import MULTIPLICITIES
+from final.spark.sources import MARKERS, Commit, CommitError
+
+EDGES = sources.table_schema("edges")
+AGENT = sources.table_schema("agent")
+
+
+def table_rows(path: Path, version: int) -> Counter:
+    return Counter(tuple(row.values()) for row in delta.read_table(str(path), version).to_pylist())
+
+
+def feed_at(path: Path, version: int) -> Counter:
+    changes: Counter = Counter()
+    for _, _, record, multiplicity in sources.read_commit(str(path.parent), Commit(path.name, version, 0)):
+        changes[record] += multiplicity
+    return {record: count for record, count in changes.items() if count}
+
+
+def commit(path: Path, schema: pyarrow.Schema, rows: list[tuple], key: tuple[str, ...] | None) -> None:
+    """``apply_changes``, with the table's rows after the commit given for a table without a key."""
+    before = table_rows(path, delta.version(str(path))) if delta.exists(str(path)) else Counter()
+    after = before.copy()
+    for row in rows:
+        after[row[:-1]] += MULTIPLICITIES[row[-1]]
+    delta.apply_changes(str(path), schema, rows, key, None if key else dict(+after))
+
+
+@pytest.mark.parametrize("key", [None, ("zc",)], ids=["whole rows", "keyed"])
+def test_each_commit_changes_the_table_by_what_its_change_feed_holds(tmp_path: Path, key) -> None:
+    path = tmp_path / "agent"
+    commits = [
+        [(1, "a", "insert"), (1, "a", "insert"), (2, "b", "insert"), (None, "c", "insert")],
+        [(2, "b", "update_preimage"), (2, "B", "update_postimage"), (3, "d", "insert")],
+        [(1, "a", "delete"), (None, "c", "delete")],
+        [],
+    ]
+    if key:  # a keyed table holds one row per key
+        commits[0] = commits[0][1:]
+        commits[2] = [(1, "a", "delete"), (None, "c", "delete")]
+    for number, rows in enumerate(commits):
+        commit(path, AGENT, rows, key)
+        assert delta.version(str(path)) == number
+        expected = Counter()
+        for row in rows:
+            expected[row[:-1]] += MULTIPLICITIES[row[-1]]
+        before = table_rows(path, number - 1) if number else Counter()
+        now = table_rows(path, number)
+        assert now - before == +expected and before - now == -expected
+        assert feed_at(path, number) == {record: count for record, count in expected.items() if count}
+    kinds = Counter(delta.change_feed(str(path)).column("_change_type").to_pylist())
+    assert (kinds["update_preimage"] > 0) == bool(key)
+
+
+def test_a_duplicated_row_loses_one_copy_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "edges"
+    commit(path, EDGES, [(1, 2, "insert")] * 3, None)
+    commit(path, EDGES, [(1, 2, "delete")], None)
+    assert table_rows(path, 1) == Counter({(1, 2): 2})
+
+
+def marked_log(tmp_path: Path, versions: list[int]) -> Path:
+    folder = tmp_path / "graph"
+    for table in ("edges", "roots"):
+        (folder / table).mkdir(parents=True)
+    edges = pyarrow.table({"src": pyarrow.array([1] * len(versions), pyarrow.int64()),
+                           "dst": pyarrow.array(range(len(versions)), pyarrow.int64()),
+                           "_change_type": ["insert"] * len(versions), "_commit_version": versions})
+    pyarrow.parquet.write_table(edges, folder / "edges" / "part-0.parquet")
+    sources.write_marker(str(folder), {"edges": ["part-0.parquet"]})
+    return folder
+
+
+def test_a_parquet_commit_is_its_markers_files(tmp_path: Path) -> None:
+    folder = marked_log(tmp_path, [0, 0, 1])
+    assert sources.layout(str(folder), "graph") == "parquet"
+    assert sources.newest_commits(str(folder), "graph") == {MARKERS: 0}
+    assert sources.read_commit(str(folder), Commit(MARKERS, 0, 0)) == [
+        (0, "edges", (1, 0), 1), (0, "edges", (1, 1), 1), (1, "edges", (1, 2), 1)]
+    (folder / MARKERS / "00000002.json").write_text('{"commit": 2, "files": {}}')
+    with pytest.raises(CommitError, match=r"commit marker 00000001.json is missing before 00000002.json"):
+        sources.newest_commits(str(folder), "graph")
+
+
+def test_offsets_that_go_back_are_refused(tmp_path: Path) -> None:
+    folder = marked_log(tmp_path, [0])
+    with pytest.raises(CommitError, match=r"now end at commit 0, but commits through 3 were read: the tables were "
+                                          r"written anew"):
+        sources.check_offsets(str(folder), "graph", {MARKERS: 3})
+
+
+def test_types_are_taken_when_every_value_fits_and_refused_otherwise(tmp_path: Path) -> None:
+    folder = marked_log(tmp_path, [0])
+    narrow = pyarrow.table({"node": pyarrow.array([7], pyarrow.int8()), "_change_type": ["insert"],
+                            "_commit_version": [1]})
+    pyarrow.parquet.write_table(narrow, folder / "roots" / "part-1.parquet")
+    sources.write_marker(str(folder), {"roots": ["part-1.parquet"]})
+    assert sources.read_commit(str(folder), Commit(MARKERS, 1, 0)) == [(1, "roots", (7,), 1)]
+    wide = pyarrow.table({"node": [7.0], "_change_type": ["insert"], "_commit_version": [2]})
+    pyarrow.parquet.write_table(wide, folder / "roots" / "part-2.parquet")
+    sources.write_marker(str(folder), {"roots": ["part-2.parquet"]})
+    with pytest.raises(CommitError, match=r"part-2.parquet: column node is DOUBLE, but table roots has it as BIGINT"):
+        sources.read_commit(str(folder), Commit(MARKERS, 2, 0))
+
+
+def test_a_timestamp_with_nanoseconds_is_named(tmp_path: Path) -> None:
+    trips = sources.table_schema("trips")
+    values = {"trip_id": [1], "passenger_count": [1], "fare_amount": [Decimal("1.00")], "trip_distance": [1.0],
+              "dropoff_datetime": [dt.datetime(2018, 1, 1, tzinfo=dt.UTC)]}
+    columns = {name: pyarrow.array(values[name], trips.field(name).type) for name in values}
+    columns["pickup_datetime"] = pyarrow.array([1_514_764_800_000_000_123], pyarrow.int64()).cast(
+        pyarrow.timestamp("ns", "UTC"))
+    folder = tmp_path / "trips"
+    (folder / "trips").mkdir(parents=True)
+    pyarrow.parquet.write_table(pyarrow.table({**columns, "_change_type": ["insert"], "_commit_version": [0]}),
+                                folder / "trips" / "part-0.parquet")
+    sources.write_marker(str(folder), {"trips": ["part-0.parquet"]})
+    with pytest.raises(CommitError, match=r"row 1 \(counted from 1\), column pickup_datetime: .* has nanoseconds"):
+        sources.read_commit(str(folder), Commit(MARKERS, 0, 0))
