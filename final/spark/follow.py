@@ -246,7 +246,7 @@ class Follower:
         for commit in bound_commits:
             if commit.number > newest.get(commit.table, -1):
                 problem = f"no longer has (its newest is {newest.get(commit.table, -1)})"
-            elif commit.timestamp and made and made[commit.table, commit.number] != commit.timestamp:
+            elif made.get((commit.table, commit.number)) not in (0, None, commit.timestamp):  # 0: log expired
                 problem = "holds as made at another time (the table was written again)"
             else:
                 continue
@@ -344,9 +344,8 @@ class Follower:
                 bound; nothing of this batch is then bound.
         """
         newest = self.newest
-        order = {table: position for position, table in enumerate(DATASETS[self.dataset])}
         fresh = []
-        for commit in sorted(commits, key=lambda found: (found.timestamp, order.get(found.table, -1), found.number)):
+        for commit in sorted(commits, key=sources.binding_order(self.dataset)):
             last = newest.get(commit.table, -1)
             if commit.number <= last:
                 continue  # bound before (Spark replays a batch it had not marked done)

@@ -35,7 +35,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -154,9 +154,16 @@ def commits_between(folder: str, dataset: str, start: dict[str, int], end: dict[
         history = found_table.history(limit=found_table.version() - low + 1)
         times = {entry["version"]: entry["timestamp"] for entry in history}
         found += [Commit(table, number, times.get(number, 0)) for number in range(low, high + 1)]
-    found.sort(key=lambda commit: (commit.timestamp, DATASETS[dataset].index(commit.table)
-                                   if commit.table in DATASETS[dataset] else 0, commit.number))
+    found.sort(key=binding_order(dataset))
     return found
+
+
+def binding_order(dataset: str) -> Callable[[Commit], tuple]:
+    """The order in which a follow binds commits it sees together: commit time, then the catalog's table order
+    (a tie), then commit number."""
+    tables = DATASETS[dataset]
+    return lambda commit: (commit.timestamp, tables.index(commit.table) if commit.table in tables else -1,
+                           commit.number)
 
 
 def _markers(folder: str) -> list[int]:
