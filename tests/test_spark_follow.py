@@ -85,6 +85,21 @@ def wait_until(done, process: subprocess.Popen, seconds: float = 300) -> None:
     assert done(), (process.poll(), process.stderr.read() if process.poll() is not None else "still running")
 
 
+def stopped_once_caught_up(live: subprocess.Popen, logs: Path, out: Path, stop: int, meanwhile=None
+                           ) -> tuple[str, str]:
+    """Wait until the live follow of enrichment has applied every commit (and, after ``meanwhile`` runs, every
+    commit again), then send it ``stop``; what it printed."""
+    try:
+        for work in (meanwhile, None) if meanwhile else (None,):
+            wait_until(lambda: applied(out, "enrichment") == commits_in(logs, "enrichment") - 1, live)
+            if work:
+                work()
+        live.send_signal(stop)
+        return live.communicate(timeout=120)
+    finally:
+        live.kill()
+
+
 def feed(spark, out: Path, name: str) -> dict[int, Counter]:
     """A query's output feed as ``{version: Counter(row -> multiplicity change)}``."""
     query = QUERIES[name]
@@ -118,15 +133,8 @@ def test_a_live_follow_of_four_tables_killed_and_stopped_equals_an_uninterrupted
 
     # Live, while two versions of commits land table by table; stopped by SIGTERM once all are applied.
     live = live_follow(logs, out)
-    try:
-        wait_until(lambda: applied(out, "enrichment") == commits_in(logs, "enrichment") - 1, live)
-        append(logs, "enrichment", 2)
-        wait_until(lambda: applied(out, "enrichment") == commits_in(logs, "enrichment") - 1, live)
-        live.send_signal(signal.SIGTERM)
-        stdout, _ = live.communicate(timeout=120)
-    finally:
-        live.kill()
-    assert live.returncode == 143, stdout[-2000:]
+    stdout, stderr = stopped_once_caught_up(live, logs, out, signal.SIGTERM, lambda: append(logs, "enrichment", 2))
+    assert live.returncode == 143, stderr[-2000:]
     assert "stopped by SIGTERM at a micro-batch boundary" in stdout.splitlines()[-1]
 
     # Killed while applying the next commits; then a live restart catches up and is stopped by SIGINT.
@@ -137,12 +145,7 @@ def test_a_live_follow_of_four_tables_killed_and_stopped_equals_an_uninterrupted
     finally:
         live.kill()
     live = live_follow(logs, out)
-    try:
-        wait_until(lambda: applied(out, "enrichment") == commits_in(logs, "enrichment") - 1, live)
-        live.send_signal(signal.SIGINT)
-        stdout, stderr = live.communicate(timeout=120)
-    finally:
-        live.kill()
+    stdout, stderr = stopped_once_caught_up(live, logs, out, signal.SIGINT)
     assert live.returncode == 130, stderr[-2000:]
     assert stdout.splitlines()[-1].startswith("follow: stopped by SIGINT")
     assert "Traceback" not in stdout + stderr

@@ -67,6 +67,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..trace import add_multiplicity
 from . import delta, sources
 from .catalog import DATASETS, TABLES, Query, queries_of
 from .changelog import MULTIPLICITY, VERSION
@@ -280,13 +281,13 @@ class Follower:
             for commit in bound_commits:
                 for version, table, record, multiplicity in self._read(commit):
                     if version <= self.applied:
-                        _add(loaded[table], record, multiplicity)
+                        add_multiplicity(loaded[table], record, multiplicity)
                     else:
                         self.pending[version].append((table, record, multiplicity))
             self.held = {table: dict(rows) for table, rows in loaded.items()}
             for version in list(self.pending):
                 for table, record, multiplicity in self.pending[version]:
-                    _add(self.held[table], record, multiplicity)
+                    add_multiplicity(self.held[table], record, multiplicity)
         else:
             as_of: dict[str, int] = {}
             for commit, bound in zip(bound_commits, self.bindings, strict=True):
@@ -305,7 +306,7 @@ class Follower:
                         f"the commit bound at the applied version {self.applied}; if VACUUM removed its files, "
                         f"follow the tables anew with a new --out and --checkpoint") from None
                 for record in sources.records(rows, table, where):
-                    _add(loaded[table], record, 1)
+                    add_multiplicity(loaded[table], record, 1)
         if self.applied >= 0:
             for query in self.queries:
                 self.engines[query.name].apply(self.applied, [
@@ -392,7 +393,8 @@ class Follower:
     def _check_deletes(self, commit: Commit, changes: list[sources.Change]) -> None:
         """Refuse a Parquet commit that deletes a row its table does not hold at that version."""
         for version, table, record, multiplicity in sorted(changes, key=lambda change: (change[0], -change[3])):
-            if _add(self.held[table], record, multiplicity) < 0:
+            add_multiplicity(self.held[table], record, multiplicity)
+            if self.held[table].get(record, 0) < 0:
                 where = sources.locate(self.folder, commit, table, version, record)
                 raise FollowError(
                     f"{where}: table {table} has no row {record_text(TABLES[table].names, record)} to delete at "
@@ -446,16 +448,6 @@ class Follower:
             remaining = {_as_written(row, keys): copies
                          for row, copies in self.engines[query.name].snapshot.items()}
         delta.apply_changes(path, schema, rows, key, remaining)
-
-
-def _add(held: dict[tuple, int], record: tuple, multiplicity: int) -> int:
-    """Add ``multiplicity`` copies of ``record`` to ``held`` (dropping it at zero); the copies now held."""
-    copies = held.get(record, 0) + multiplicity
-    if copies:
-        held[record] = copies
-    else:
-        held.pop(record, None)
-    return copies
 
 
 def _as_written(row: tuple, keys: list[int]) -> tuple:
