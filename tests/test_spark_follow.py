@@ -182,6 +182,21 @@ def test_a_follow_of_a_loop_and_of_many_groups_is_spark_sql_at_every_version(spa
     assert all(str(key) != "-0.0" for key in keys) and any(key == 0.0 for key in keys)  # Spark SQL writes 0.0
 
 
+def test_verify_reports_an_output_row_that_is_not_spark_sqls(spark, tmp_path, monkeypatch, capsys) -> None:
+    from final.spark.__main__ import main
+
+    logs = delta_data_set(spark, tmp_path / "logs", "trips", 200, 2)
+    out = tmp_path / "out"
+    follow(spark, str(logs), str(out), log=lambda line: None)
+    feed_of = delta.change_feed
+    monkeypatch.setattr(delta, "change_feed", lambda path: feed_of(path).slice(1))  # one row lost
+    assert main(["verify", "--logs", str(logs), "--out", str(out)]) == 1
+    printed = capsys.readouterr().out.splitlines()
+    checked, _, differences = printed[-1].partition(" versions checked, ")
+    assert checked == "8" and int(differences.split()[0]) >= 4
+    assert sum(" at version 0: " in line and line.endswith("Spark SQL 1, the follow 0") for line in printed) == 4
+
+
 # Bad commits: each refused with one line naming it, nothing written for it.
 
 TRIPS = TABLES["trips"]

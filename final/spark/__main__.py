@@ -1,13 +1,16 @@
-"""The pipeline's command line: ``python -m final.spark run``, ``generate`` and ``follow``.
+"""The pipeline's command line: ``python -m final.spark run``, ``generate``, ``follow``, ``status``, ``verify``.
 
 ``run`` checks ``final/`` against Spark SQL at every version of each data
 set's change logs and writes the report; its last line reads
 ``<V> versions checked, <D> differences`` and it exits with 1 when D > 0,
-and only then. ``generate`` writes a data set's tables and change logs as
-Parquet, to read back with ``run --tables`` or ``run --logs`` (or to look at);
-with ``--append K`` it adds K commits to existing logs. ``follow`` keeps
-every query up to date as commits land in a log folder (``follow.py``), and
-``verify`` checks what a follow wrote against Spark SQL at every version.
+and only then. ``generate`` writes a data set's tables as Parquet and its
+history as Delta tables (or, with ``--format parquet``, as Parquet change
+logs), to read back with ``run --tables`` or ``run --logs`` or to follow;
+with ``--append K`` it adds K commits to existing ones, table by table.
+``follow`` keeps every query up to date as commits land (``follow.py``);
+SIGINT or SIGTERM stops it at a micro-batch boundary with exit status 130
+or 143. ``status`` says how far a follow has come, and ``verify`` checks
+what it wrote against Spark SQL at every version (exit 1 on a difference).
 
 Every input (the arguments, the master URL, each data set's tables or logs)
 is checked before any work starts (``inputs.validate``). Anything that fails
