@@ -475,7 +475,10 @@ def follow(
             other tables.
         FollowStopped: a signal stopped the follow (its ``status`` is 130 or 143).
     """
+    from .partitioned import ship_final
+
     checkpoint = checkpoint or os.path.join(out, "_checkpoint")
+    ship_final(spark)  # the stream's source runs in a Python worker, which imports it from there
     spark.dataSource.register(sources.CommitStream)
     followers, queries = [], []
     stop = _Stop()
