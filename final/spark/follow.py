@@ -481,8 +481,7 @@ def follow(
     ship_final(spark)  # the stream's source runs in a Python worker, which imports it from there
     spark.dataSource.register(sources.CommitStream)
     followers, queries = [], []
-    stop = _Stop()
-    with stop.installed():
+    with _Stop() as stop:
         for name in datasets_in(logs):
             follower = Follower(spark, name, logs, out, checkpoint, log or _say)
             follower.restore()
@@ -512,26 +511,21 @@ class FollowStopped(Exception):
 
 
 class _Stop:
-    """The signal that asked the follow to stop, if any; handlers for SIGINT and SIGTERM while installed."""
+    """While entered (in the main thread), SIGINT and SIGTERM only record that a stop was asked for
+    (``signal``), for ``_await`` to stop the streams at a micro-batch boundary."""
 
     def __init__(self) -> None:
         self.signal: int | None = None
+        self.previous: dict[int, object] = {}
 
-    def installed(self) -> _Installed:
-        return _Installed(self)
-
-
-class _Installed:
-    def __init__(self, stop: _Stop) -> None:
-        self.stop, self.previous = stop, {}
-
-    def __enter__(self) -> None:
+    def __enter__(self) -> _Stop:
         if threading.current_thread() is threading.main_thread():
             for number in STOP_STATUS:
-                self.previous[number] = signal.signal(number, self._handle)
+                self.previous[number] = signal.signal(number, self._record)
+        return self
 
-    def _handle(self, number: int, frame: object) -> None:
-        self.stop.signal = number
+    def _record(self, number: int, frame: object) -> None:
+        self.signal = number
 
     def __exit__(self, *exc: object) -> None:
         for number, handler in self.previous.items():
