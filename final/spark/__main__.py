@@ -240,7 +240,8 @@ def _append(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) 
     spark = spark_session(arguments.master, conf, log_file=log_file)
     for name in names:
         now = append_logs(spark, name, os.path.join(arguments.logs, name), arguments.append, arguments.seed)
-        print(f"{name}: {arguments.append} commits added to {os.path.join(arguments.logs, name)}, now {now}")
+        versions = f"{arguments.append} version{'s' if arguments.append != 1 else ''} of commits"
+        print(f"{name}: {versions} added to {os.path.join(arguments.logs, name)}; now {now}")
     return 0
 
 
