@@ -29,7 +29,7 @@ import pytest
 
 from final.spark import datasets, delta, pipeline, sources
 from final.spark.catalog import QUERIES, TABLES, queries_of
-from final.spark.changelog import MULTIPLICITY, VERSION
+from final.spark.changelog import MULTIPLICITY, VERSION, ChangeLogError
 from final.spark.follow import KILL_VARIABLE, FollowError, follow, output_columns, read_output, verify
 from final.spark.sqlfloat import sql_row
 
@@ -306,7 +306,13 @@ def test_a_commit_is_applied_only_once_its_marker_lands_and_pandas_timestamps_ar
     pyarrow.parquet.write_table(table, logs / "trips" / "trips" / "part-late.parquet")
     assert follow(spark, str(logs), str(out), log=lambda line: None) == {"trips": 1}  # no marker: not there yet
     assert written(out) == before
+
+    # run reads what the markers name too; it cannot read nanoseconds through Spark, and says so.
+    paths = {"trips": str(logs / "trips" / "trips")}
+    assert 9001 not in {row["trip_id"] for row in pipeline.read_logs(spark, "trips", paths)["trips"].collect()}
     sources.write_marker(str(logs / "trips"), {"trips": ["part-late.parquet"]})
+    with pytest.raises(ChangeLogError, match=r"part-late.parquet, column pickup_datetime: timestamps in nanoseconds"):
+        pipeline.read_logs(spark, "trips", paths)
     assert follow(spark, str(logs), str(out), log=lambda line: None) == {"trips": 2}
     assert verify(spark, str(logs), str(out)) == (12, [])
 

@@ -209,11 +209,12 @@ def write(log: DataFrame, path: str) -> None:
     replace_with_spark(path, log.orderBy(VERSION).write.parquet)
 
 
-def read(spark: SparkSession, path: str, table: str) -> DataFrame:
-    """The change log of ``table`` at ``path`` (Parquet), checked, with its data columns typed.
+def read(spark: SparkSession, path: str, table: str, files: list[str] | None = None) -> DataFrame:
+    """The change log of ``table`` at ``path`` (Parquet), checked, with its data columns typed; with ``files``,
+    only those files of it (the ones its commit markers name).
 
     Raises:
-        ChangeLogError: the path does not exist; a column is missing; a value
+        ChangeLogError: the path does not exist; a file holds timestamps in nanoseconds; a column is missing; a value
             does not cast to its column's type; a ``_change_type`` is not one
             of ``MULTIPLICITIES``; a version is NULL or negative; versions go
             back (naming the file and row); or the log deletes a record it
@@ -222,9 +223,12 @@ def read(spark: SparkSession, path: str, table: str) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    from .inputs import data_files
+
     if not os.path.exists(path):
         raise ChangeLogError(f"no change log at {path}; write one with `python -m final.spark generate`")
-    frame = spark.read.parquet(path)
+    _check_timestamps(files or sorted(data_files(path)))
+    frame = spark.read.parquet(*(files or [path]))
     for column in (*TABLES[table].names, CHANGE_TYPE, VERSION):
         if column not in frame.columns:
             raise ChangeLogError(
@@ -256,6 +260,23 @@ def read(spark: SparkSession, path: str, table: str) -> DataFrame:
     log = with_multiplicity(typed_log(frame, table))
     _check_never_negative(log, frame, table, path)
     return log
+
+
+def _check_timestamps(files: list[str]) -> None:
+    """Refuse a file with nanosecond timestamps (pandas' default), naming it: Spark's Parquet reader fails on
+    them with an error that does not say what to do."""
+    import json
+
+    import pyarrow.parquet
+
+    for file in files:
+        schema = pyarrow.parquet.ParquetFile(file).schema
+        for column in (schema.column(position) for position in range(len(schema))):
+            if json.loads(column.logical_type.to_json()).get("timeUnit") == "nanoseconds":
+                raise ChangeLogError(
+                    f"{file}, column {column.name}: timestamps in nanoseconds, which Spark's Parquet reader cannot "
+                    f"read; write microseconds (pandas: .astype('datetime64[us, UTC]')), or follow the log, which "
+                    f"takes them")
 
 
 def _problem(row: dict) -> str:

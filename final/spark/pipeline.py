@@ -262,8 +262,19 @@ def _delta_log(spark: SparkSession, path: str, table: str) -> DataFrame:
 
 
 def read_logs(spark: SparkSession, dataset: str, paths: dict[str, str]) -> dict[str, DataFrame]:
-    """Each table's change log, read and checked (``changelog.read``), cached for the many queries to come."""
-    return {table: changelog.read(spark, path, table).cache() for table, path in paths.items()}
+    """Each table's change log, read and checked (``changelog.read``), cached for the many queries to come.
+
+    Where the data set has commit markers (``sources.MARKERS``), only the files they name are read, as a follow
+    reads them: a file that landed without its marker is not part of the log yet.
+    """
+    marked: dict[str, list[str]] = defaultdict(list)
+    folders = {os.path.dirname(os.path.normpath(path)) for path in paths.values()}
+    for folder in folders:
+        for number in range(sources.newest_commits(folder, dataset)[sources.MARKERS] + 1):
+            for table, files in sources.marker_files(folder, number).items():
+                marked[table] += files
+    return {table: changelog.read(spark, path, table, marked.get(table) if marked else None).cache()
+            for table, path in paths.items()}
 
 
 def bound_logs(spark: SparkSession, logs: str, dataset: str) -> dict[str, DataFrame]:
