@@ -72,6 +72,15 @@ def test_each_commit_changes_the_table_by_what_its_change_feed_holds(tmp_path: P
     assert (kinds["update_preimage"] > 0) == bool(key)
 
 
+def test_a_nan_key_that_keeps_its_key_is_updated_in_place(tmp_path: Path) -> None:
+    schema = pyarrow.schema([("distance", pyarrow.float64()), ("trips", pyarrow.int64())])
+    path = tmp_path / "groups"
+    delta.apply_changes(str(path), schema, [(float("nan"), 1, "insert")], ("distance",))
+    delta.apply_changes(str(path), schema, [(float("nan"), 1, "delete"), (float("nan"), 2, "insert")], ("distance",))
+    kinds = [row["_change_type"] for row in delta.change_feed(str(path)).to_pylist() if row["_commit_version"] == 1]
+    assert sorted(kinds) == ["update_postimage", "update_preimage"]
+
+
 def test_a_duplicated_row_loses_one_copy_exactly(tmp_path: Path) -> None:
     path = tmp_path / "edges"
     commit(path, EDGES, [(1, 2, "insert")] * 3, None)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .changelog import CHANGE_TYPE, MULTIPLICITIES
+from .sqlfloat import sql_row
 
 if TYPE_CHECKING:
     import pyarrow
@@ -102,7 +103,8 @@ def _keyed(schema: pyarrow.Schema, rows: list[tuple], key: Sequence[str]) -> tup
     inserted: dict[tuple, tuple] = {}
     for row in rows:
         record, kind = row[:-1], row[-1]
-        (inserted if MULTIPLICITIES[kind] > 0 else retracted)[tuple(record[p] for p in positions)] = record
+        # NaN as Spark SQL's one NaN (sqlfloat), so a NaN key pairs with itself.
+        (inserted if MULTIPLICITIES[kind] > 0 else retracted)[sql_row(tuple(record[p] for p in positions))] = record
     records, actions = [], []
     for found, record in inserted.items():
         records.append(record)
