@@ -236,10 +236,7 @@ class Follower:
     def restore(self) -> None:
         """Load the binding and state, the inputs as of the applied version, and the bound commits after it."""
         self.bindings = self._read_binding()
-        state = os.path.join(self.state, "state.json")
-        if os.path.exists(state):
-            with open(state) as file:
-                self.applied = json.load(file)["version"]
+        self.applied = applied_version(self.checkpoint, self.dataset)
         bound_commits = [Commit(bound.table, bound.commit, bound.timestamp) for bound in self.bindings]
         newest = sources.newest_commits(self.folder, self.dataset)
         made = {(commit.table, commit.number): commit.timestamp for commit in sources.commits_between(
@@ -609,17 +606,21 @@ def lag(logs: str, out: str, checkpoint: str | None = None) -> list[Lag]:
         newest = sources.newest_commits(os.path.join(logs, dataset), dataset)
         folder = os.path.join(checkpoint, dataset)
         bindings = binding(checkpoint, dataset) if os.path.exists(os.path.join(folder, "binding.jsonl")) else []
-        state = os.path.join(folder, "state.json")
-        applied = -1
-        if os.path.exists(state):
-            with open(state) as file:
-                applied = json.load(file)["version"]
-        found.append(Lag(dataset, sum(number + 1 for number in newest.values()), len(bindings), applied,
-                         bindings[-1].last if bindings else -1))
+        found.append(Lag(dataset, sum(number + 1 for number in newest.values()), len(bindings),
+                         applied_version(checkpoint, dataset), bindings[-1].last if bindings else -1))
     return found
 
 
 # Spark SQL's truth for the tables as bound.
+
+
+def applied_version(checkpoint: str, dataset: str) -> int:
+    """The version a follow of ``dataset`` recorded in ``checkpoint`` as applied, outputs and all; -1 for none."""
+    path = os.path.join(checkpoint, dataset, "state.json")
+    if not os.path.exists(path):
+        return -1
+    with open(path) as file:
+        return json.load(file)["version"]
 
 
 def binding(checkpoint: str, dataset: str) -> list[Bound]:
@@ -704,8 +705,7 @@ def verify(spark: SparkSession, logs: str, out: str, checkpoint: str | None = No
     checked, found = 0, []
     for dataset in datasets_in(logs):
         bindings = binding(checkpoint, dataset)
-        with open(os.path.join(checkpoint, dataset, "state.json")) as file:
-            applied = json.load(file)["version"]
+        applied = applied_version(checkpoint, dataset)
         feeds = {}
         for query in queries_of(dataset):
             names = output_columns(query)
