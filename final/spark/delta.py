@@ -30,6 +30,7 @@ from .sqlfloat import sql_row
 
 if TYPE_CHECKING:
     import pyarrow
+    from deltalake import DeltaTable
 
 FEED = {"delta.enableChangeDataFeed": "true"}
 """The table property that makes Delta record each commit's changes (its change data feed)."""
@@ -51,9 +52,10 @@ def version(path: str) -> int:
     return DeltaTable(path).version()
 
 
-def apply_changes(path: str, schema: pyarrow.Schema, rows: list[tuple], key: Sequence[str] | None,
+def apply_changes(target: str | DeltaTable, schema: pyarrow.Schema, rows: list[tuple], key: Sequence[str] | None,
                   remaining: dict[tuple, int] | None = None) -> None:
-    """Commit ``rows``, ``(values..., change type)`` in ``schema``'s columns, to the Delta table at ``path``.
+    """Commit ``rows``, ``(values..., change type)`` in ``schema``'s columns, to a Delta table: ``target``, its
+    path or (kept open by a caller that commits to it again and again) the table itself.
 
     The first commit creates the table (inserts only). ``remaining`` gives,
     for a table without ``key``, each retracted row's multiplicity after the
@@ -64,16 +66,17 @@ def apply_changes(path: str, schema: pyarrow.Schema, rows: list[tuple], key: Seq
     """
     from deltalake import DeltaTable, write_deltalake
 
-    if not exists(path):
+    if isinstance(target, str) and not exists(target):
         if any(MULTIPLICITIES[row[-1]] < 0 for row in rows):
-            raise ValueError(f"{path}: a new table's first commit can only insert rows")
-        write_deltalake(path, _arrow(schema, [row[:-1] for row in rows]), configuration=FEED)
+            raise ValueError(f"{target}: a new table's first commit can only insert rows")
+        write_deltalake(target, _arrow(schema, [row[:-1] for row in rows]), configuration=FEED)
         return
+    table = DeltaTable(target) if isinstance(target, str) else target
     source, predicate = (_keyed(schema, rows, key) if key else _whole_rows(schema, rows, remaining or {}))
     if source.num_rows == 0:
-        write_deltalake(path, schema.empty_table(), mode="append")  # a commit that changes nothing, recorded
+        write_deltalake(table, schema.empty_table(), mode="append")  # a commit that changes nothing, recorded
         return
-    merge = DeltaTable(path).merge(source, predicate=predicate, source_alias="s", target_alias="t")
+    merge = table.merge(source, predicate=predicate, source_alias="s", target_alias="t")
     every = {name: f"s.`{name}`" for name in schema.names}
     if key:
         merge = merge.when_matched_update(every, predicate=f"s.{ACTION} = 'update'")

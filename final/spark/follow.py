@@ -78,6 +78,7 @@ from .sqlfloat import sql_row
 
 if TYPE_CHECKING:
     import pyarrow
+    from deltalake import DeltaTable
     from pyspark.sql import DataFrame, SparkSession
 
 KILL_VARIABLE = "FINAL_FOLLOW_KILL"
@@ -205,6 +206,7 @@ class Follower:
         os.makedirs(self.state, exist_ok=True)
         remove_leftovers(self.state)
         self.schemas = {query.name: self._schema(query) for query in self.queries}
+        self.outputs: dict[str, DeltaTable] = {}
 
     def _schema(self, query: Query) -> pyarrow.Schema:
         """The schema of ``query``'s output table: the table's own if it exists (no Spark job), else Spark SQL's."""
@@ -426,7 +428,8 @@ class Follower:
     def _commit_output(self, query: Query, version: int, changes: dict[tuple, int]) -> None:
         """``changes`` as version ``version`` of ``query``'s output table, unless a killed run committed it."""
         path = self.output(query)
-        written = delta.version(path)
+        table = self._output_table(query)
+        written = table.version() if table is not None else -1
         if written >= version:
             return
         if written != version - 1:
@@ -444,7 +447,19 @@ class Follower:
         if not query.key and any(multiplicity < 0 for multiplicity in changes.values()):
             remaining = {_as_written(row, keys): copies
                          for row, copies in self.engines[query.name].snapshot.items()}
-        delta.apply_changes(path, schema, rows, key, remaining)
+        delta.apply_changes(path if table is None else table, schema, rows, key, remaining)
+
+    def _output_table(self, query: Query) -> DeltaTable | None:
+        """``query``'s output table, kept open and brought up to date (reading only the commits since, where
+        opening it anew reads the log since its last checkpoint), or None before its first commit."""
+        from deltalake import DeltaTable
+
+        table = self.outputs.get(query.name)
+        if table is not None:
+            table.update_incremental()
+        elif delta.exists(self.output(query)):
+            table = self.outputs[query.name] = DeltaTable(self.output(query))
+        return table
 
 
 def _as_written(row: tuple, keys: list[int]) -> tuple:
