@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .changelog import CHANGE_TYPE, MULTIPLICITIES
+from .changelog import MULTIPLICITIES
 from .sqlfloat import sql_row
 
 if TYPE_CHECKING:
@@ -164,10 +164,3 @@ def change_feed(path: str) -> pyarrow.Table:
                             else field.with_type(pyarrow.int64()) if pyarrow.types.is_unsigned_integer(field.type)
                             else field for field in feed.schema])
     return feed.cast(plain).sort_by("_commit_version")
-
-
-def change_rows(table: pyarrow.Table) -> list[tuple]:
-    """``table``'s rows as tuples, its ``_change_type`` last: what ``apply_changes`` takes."""
-    names = [name for name in table.column_names if not name.startswith("_")]
-    columns = [table.column(name).to_pylist() for name in [*names, CHANGE_TYPE]]
-    return list(zip(*columns, strict=True))
