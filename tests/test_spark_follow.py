@@ -25,6 +25,7 @@ from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 
+import pyarrow
 import pytest
 
 from final.spark import datasets, delta, pipeline, sources
@@ -214,7 +215,6 @@ def parquet_commit(logs: Path, rows: list[dict], changes: list[str | None], vers
                    types: dict | None = None) -> None:
     """Write one file of trips changes (the columns of ``rows``, typed as the table has them unless ``types``
     says otherwise) into a Parquet data set, and mark it as the next commit."""
-    import pyarrow
     import pyarrow.parquet
 
     typed = sources.table_schema("trips")
@@ -251,12 +251,6 @@ def written(out: Path) -> dict:
             **{query.name: delta.version(str(out / query.name)) for query in queries_of("trips")}}
 
 
-def pyarrow_string():
-    import pyarrow
-
-    return pyarrow.string()
-
-
 BAD_PARQUET = {
     "a missing column": (lambda logs: parquet_commit(
         logs, [{k: v for k, v in trip(9001).items() if k != "fare_amount"}], ["insert"], [2]),
@@ -275,7 +269,7 @@ BAD_PARQUET = {
     "a version already applied": (lambda logs: parquet_commit(logs, [trip(9001)], ["insert"], [1]),
                                   r"brings changes at version 1, but the follow has bound every version through 1"),
     "passenger_count as text": (lambda logs: parquet_commit(
-        logs, [{**trip(9001), "passenger_count": "1"}], ["insert"], [2], {"passenger_count": pyarrow_string()}),
+        logs, [{**trip(9001), "passenger_count": "1"}], ["insert"], [2], {"passenger_count": pyarrow.string()}),
         r"column passenger_count is STRING, but table trips has it as INT; write it with that type"),
 }
 
@@ -294,7 +288,6 @@ def test_a_bad_parquet_commit_is_refused_naming_file_row_and_column_and_nothing_
 def test_a_commit_is_applied_only_once_its_marker_lands_and_pandas_timestamps_are_taken(
         spark, parquet_trips, tmp_path) -> None:
     import pandas
-    import pyarrow
     import pyarrow.parquet
 
     logs, out, before = followed(spark, parquet_trips, tmp_path)

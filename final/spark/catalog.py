@@ -48,6 +48,11 @@ class Table:
     def names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.columns)
 
+    @property
+    def ddl(self) -> str:
+        """The columns as Spark takes a schema in text: ``"trip_id BIGINT, passenger_count INT, ..."``."""
+        return ", ".join(f"{name} {kind}" for name, kind in self.columns)
+
 
 
 TABLES = {

@@ -152,8 +152,7 @@ def output_schema(spark: SparkSession, query: Query) -> pyarrow.Schema:
 
     empty = spark.newSession()  # its own temporary views: empty tables of the inputs' types
     for table in query.inputs:
-        columns = ", ".join(f"{name} {kind}" for name, kind in TABLES[table].columns)
-        empty.createDataFrame([], columns).createOrReplaceTempView(table)
+        empty.createDataFrame([], TABLES[table].ddl).createOrReplaceTempView(table)
     result = empty.sql(query.sql).schema
     return pyarrow.schema([pyarrow.field(name, sources.arrow_type(column.dataType.simpleString()))
                            for name, column in zip(output_columns(query), result.fields, strict=True)])
@@ -178,7 +177,8 @@ class Follower:
     Invariant: every version up to ``applied`` is applied to every query's
     dataflow and its outputs are committed; ``pending`` holds, by version,
     the changes of versions bound after ``applied``; ``bindings`` is
-    ``binding.jsonl``, in order. In the Parquet layout ``held`` is each
+    ``binding.jsonl``, in order, and ``newest`` each source's newest bound
+    commit (where a stream with no Spark checkpoint of its own begins). In the Parquet layout ``held`` is each
     table's rows (with their copies) as of the newest bound version, to
     refuse a delete of a row that is not there.
     """
@@ -191,6 +191,7 @@ class Follower:
     log: Callable[[str], None] = print
     applied: int = -1
     bindings: list[Bound] = field(default_factory=list)
+    newest: dict[str, int] = field(default_factory=dict)
     pending: dict[int, list[tuple[str, tuple, int]]] = field(default_factory=lambda: defaultdict(list))
     failure: Exception | None = None
     stopping: bool = False
@@ -222,14 +223,6 @@ class Follower:
         return os.path.join(self.out, query.name)
 
     @property
-    def newest(self) -> dict[str, int]:
-        """Each source's newest bound commit: where a stream with no Spark checkpoint of its own begins."""
-        newest: dict[str, int] = {}
-        for bound in self.bindings:
-            newest[bound.table] = bound.commit
-        return newest
-
-    @property
     def bound_through(self) -> int:
         return self.bindings[-1].last if self.bindings else -1
 
@@ -237,7 +230,9 @@ class Follower:
 
     def restore(self) -> None:
         """Load the binding and state, the inputs as of the applied version, and the bound commits after it."""
-        self.bindings = self._read_binding()
+        path = os.path.join(self.state, "binding.jsonl")
+        self.bindings = _read_bindings(path, repair=True) if os.path.exists(path) else []
+        self.newest = {bound.table: bound.commit for bound in self.bindings}
         self.applied = applied_version(self.checkpoint, self.dataset)
         bound_commits = [Commit(bound.table, bound.commit, bound.timestamp) for bound in self.bindings]
         newest = sources.newest_commits(self.folder, self.dataset)
@@ -257,19 +252,6 @@ class Follower:
         if self.applied >= 0:
             self.log(f"{self.dataset}: restarted at version {self.applied}")
         _kill_point("startup")
-
-    def _read_binding(self) -> list[Bound]:
-        """``binding.jsonl``'s lines; a last line cut short by a kill (its commits never applied) is dropped."""
-        path = os.path.join(self.state, "binding.jsonl")
-        if not os.path.exists(path):
-            return []
-        with open(path, "rb") as file:
-            text = file.read()
-        whole = text[:text.rfind(b"\n") + 1]
-        if len(whole) != len(text):
-            with open(path, "r+b") as file:
-                file.truncate(len(whole))
-        return [Bound(**json.loads(line)) for line in whole.decode().splitlines()]
 
     def _load(self, bound_commits: list[Commit]) -> None:
         """Rebuild the dataflows as of ``applied`` from the source, and hold the bound versions after it."""
@@ -343,7 +325,7 @@ class Follower:
             FollowError: a commit fails its checks, skips a commit of its table, or brings a version already
                 bound; nothing of this batch is then bound.
         """
-        newest = self.newest
+        newest = dict(self.newest)
         fresh = []
         for commit in sorted(commits, key=sources.binding_order(self.dataset)):
             last = newest.get(commit.table, -1)
@@ -380,6 +362,7 @@ class Follower:
             file.flush()
             os.fsync(file.fileno())
         self.bindings += bindings
+        self.newest = newest
         _kill_point("bind")
         for bound, (_, changes) in zip(bindings, reads, strict=True):
             self._hold(bound, changes)
@@ -583,12 +566,9 @@ def _await(followers: list[Follower], queries: list, stop: _Stop) -> None:
 def read_output(spark: SparkSession, out: str, query: Query) -> DataFrame:
     """A query's change feed as the follow wrote it (its output table's change data feed, read with
     ``deltalake``), with ``_multiplicity``: +1 for insert and update_postimage, -1 for delete and update_preimage."""
-    from pyspark.sql import functions as F
+    from .changelog import with_multiplicity
 
-    feed = delta.change_feed(os.path.join(out, query.name))
-    frame = spark.createDataFrame(feed)
-    positive = F.col("_change_type").isin("insert", "update_postimage")
-    return frame.withColumn(MULTIPLICITY, F.when(positive, 1).otherwise(-1))
+    return with_multiplicity(spark.createDataFrame(delta.change_feed(os.path.join(out, query.name))))
 
 
 @dataclass(frozen=True)
@@ -644,8 +624,19 @@ def binding(checkpoint: str, dataset: str) -> list[Bound]:
     if not os.path.exists(path):
         raise FollowError(f"no follow of {dataset!r} recorded in {checkpoint} ({path} is missing): follow the "
                           f"tables first (python -m final.spark follow), with the same --out and --checkpoint")
-    with open(path) as file:
-        return [Bound(**json.loads(line)) for line in file.read().splitlines() if line.strip()]
+    return _read_bindings(path)
+
+
+def _read_bindings(path: str, repair: bool = False) -> list[Bound]:
+    """The whole lines of a ``binding.jsonl``: a last line cut short by a kill (its commits never applied) is
+    left out, and with ``repair`` cut off the file, so the next line appended starts a line of its own."""
+    with open(path, "rb") as file:
+        text = file.read()
+    whole = text[:text.rfind(b"\n") + 1]
+    if repair and len(whole) != len(text):
+        with open(path, "r+b") as file:
+            file.truncate(len(whole))
+    return [Bound(**json.loads(line)) for line in whole.decode().splitlines()]
 
 
 def tables_as_bound(spark: SparkSession, logs: str, dataset: str, bindings: list[Bound], version: int
@@ -663,7 +654,7 @@ def tables_as_bound(spark: SparkSession, logs: str, dataset: str, bindings: list
                 for table, paths in sources.marker_files(folder, bound.commit).items():
                     files[table] += paths
         for table in DATASETS[dataset]:
-            schema = ", ".join(f"{name} {kind}" for name, kind in TABLES[table].columns)
+            schema = TABLES[table].ddl
             if not files[table]:
                 tables[table] = spark.createDataFrame([], schema)
                 continue
@@ -677,7 +668,7 @@ def tables_as_bound(spark: SparkSession, logs: str, dataset: str, bindings: list
         if bound.first <= version:
             as_of[bound.table] = bound.commit
     for table in DATASETS[dataset]:
-        schema = ", ".join(f"{name} {kind}" for name, kind in TABLES[table].columns)
+        schema = TABLES[table].ddl
         if table not in as_of:
             tables[table] = spark.createDataFrame([], schema)
             continue

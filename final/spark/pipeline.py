@@ -288,8 +288,7 @@ def bound_logs(spark: SparkSession, logs: str, dataset: str) -> dict[str, DataFr
             found[table].append((*record, "insert" if multiplicity > 0 else "delete", version))
     frames = {}
     for table, rows_found in found.items():
-        schema = ", ".join(f"{name} {kind}" for name, kind in TABLES[table].columns)
-        frame = spark.createDataFrame(rows_found, f"{schema}, {changelog.CHANGE_TYPE} STRING, "
+        frame = spark.createDataFrame(rows_found, f"{TABLES[table].ddl}, {changelog.CHANGE_TYPE} STRING, "
                                                   f"{changelog.VERSION} BIGINT")
         frames[table] = changelog.with_multiplicity(frame).cache()
     return frames
