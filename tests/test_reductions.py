@@ -110,3 +110,58 @@ def test_aggregate_equals_sqlite(stage: str, history: list) -> None:
     )
     named = {name: (kind, lambda trip, index=index: trip[index]) for name, (kind, index) in NAMED.items()}
     assert run(stage, lambda c: c.aggregate(lambda trip: trip[0], named), [history]) == reference([history], None)
+
+
+def at_pairs(history: list) -> list:
+    """``history`` with each version ``v`` at ``(v, 0)``: the same data, in a graph of 2-D versions."""
+    return [(record, (version, 0), multiplicity) for record, version, multiplicity in history]
+
+
+def from_pairs(result: dict) -> dict:
+    return {version[0]: records for version, records in result.items()}
+
+
+ROWS_ANY_SIGN = st.lists(st.tuples(trips, st.integers(0, 4), st.integers(-2, 3)), max_size=14)
+"""Rows at any multiplicity, negative totals included: beyond SQL, where the two renderings must still agree."""
+
+
+@pytest.mark.since("final")
+@pytest.mark.parametrize("program", ["aggregate", "min", "max"])
+@given(history=st.one_of(ROWS_ANY_SIGN, table(trips)))
+def test_in_place_equals_rounds(stage: str, program: str, history: list) -> None:
+    """Outside loops ``aggregate``, ``min`` and ``max`` keep each key's state in place, its hierarchy as deep as
+    its values need; with 2-D versions they are 004's dataflow of reductions, 16 rounds. Same answers."""
+    named = {name: (kind, lambda trip, index=index: trip[index]) for name, (kind, index) in NAMED.items()}
+    programs = {
+        "aggregate": lambda c: c.aggregate(lambda trip: trip[0], named),
+        "min": lambda c: c.map(lambda trip: (trip[0], trip[1])).filter(lambda pair: pair[1] is not None).min(),
+        "max": lambda c: c.map(lambda trip: (trip[0], trip[2])).filter(lambda pair: pair[1] is not None).max(),
+    }
+    in_place = run(stage, programs[program], [history])
+    assert from_pairs(run(stage, programs[program], [at_pairs(history)])) == in_place
+
+
+@pytest.mark.since("final")
+@pytest.mark.parametrize("shift", [0, 4, 30])
+def test_hierarchy_depth_follows_the_group(stage: str, shift: int) -> None:
+    """A key's ``Hierarchy`` is one bucket while its values fit, and grows a round per 16-fold more values,
+    whatever bits the values' hashes share (``shift``: values ``i << shift``, whose hashes are themselves,
+    agree on their low bits). Each retraction of the minimum still finds the next one."""
+    from final.operators.aggregate import FANOUT, Hierarchy, min_values
+
+    hierarchy = Hierarchy(min_values)
+    hierarchy.add({3 << shift: 1, 5 << shift: 2})
+    hierarchy.settle()
+    assert (hierarchy.result, hierarchy.depth()) == (3 << shift, 1)
+    values = [value << shift for value in range(FANOUT**2 + 1)]
+    hierarchy.add({value: 1 for value in values})
+    hierarchy.settle()
+    assert 3 <= hierarchy.depth() <= 4  # 257 values: 16 buckets of 16 hold 256; a hash may crowd one bucket
+    for smallest in values[:40]:
+        hierarchy.add({smallest: -1 - (smallest in (3 << shift, 5 << shift)) * (1 + (smallest == 5 << shift))})
+        hierarchy.settle()
+        rest = [value for value in values if value > smallest]
+        assert hierarchy.result == min(rest)
+    hierarchy.add({value: -1 for value in values[40:]})
+    hierarchy.settle()
+    assert hierarchy.empty and hierarchy.result is not None

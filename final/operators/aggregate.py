@@ -1,31 +1,41 @@
-"""SQL's aggregates as small dataflows of reductions: hierarchical MIN/MAX, COUNT(DISTINCT), GROUP BY.
+"""SQL's aggregates: hierarchical MIN/MAX, COUNT(DISTINCT), GROUP BY, as 004 builds them from reductions.
 
-Source: document 004 ("Grouping and reduction"). Two ideas from it, each a
-stream method that builds a few operators out of the reductions
-(``final.operators.reduce``) and linear operators a stream already has:
+Source: document 004 ("Grouping and reduction"). Two ideas from it:
 
 - Hierarchical reduction: ``min``/``max`` reduce by ``(key, hash(value) >> shift)``
   with the shift growing by ``BITS_PER_ROUND`` each round, so no group is
   large and one update touches ``O(log n)`` records, not the whole group.
   MIN and MAX asked for together share one hierarchy, whose values are
   ``(min, max)`` pairs: half the state of two.
-- Factoring: ``aggregate`` runs each kind of aggregate as its own reduction
-  (with a ``distinct`` in front for ``COUNT(DISTINCT ...)``) and reassembles
-  one record per key, so aggregates add their costs instead of multiplying
-  them.
+- Factoring: ``aggregate`` keeps each kind of aggregate apart (a count, a
+  sum, the distinct values for ``COUNT(DISTINCT ...)``, the hierarchy) and
+  assembles one record per key, so aggregates add their costs instead of
+  multiplying them.
 
-Materialize renders SQL reductions as 004 describes.
+Two renderings. Where versions are totally ordered (outside loops) a key's
+state changes in place, as ``count`` does (``final.operators.reduce``): one
+operator keeps every key's ``Hierarchy``, whose rounds are as many as the
+key's values need, and ``aggregate`` is one operator keeping each key's
+aggregates side by side, a version's records taken in one pass. Inside
+loops each round is a reduction of its own and ``aggregate`` a small
+dataflow of reductions, as 004 draws them (``hierarchical``). Materialize
+renders SQL reductions as 004 describes, with hierarchies as deep as the
+expected group size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from decimal import localcontext
+from typing import TYPE_CHECKING, Any
 
-from ..collection import Values, incomparable, key_value, max_values, min_values
+from ..collection import Update, Values, incomparable, key_value, max_values, min_values
 from ..errors import GraphError
 from .base import StreamMethods
-from .reduce import NON_NULL, ROWS
+from .reduce import EXACT, NON_NULL, NOTHING, ROWS, InPlace, exact_sum, replace_output
+
+if TYPE_CHECKING:
+    from ..graph import DifferenceStreamWriter
 
 BITS_PER_ROUND = 4
 """004: 'we currently increase shift by 4 each round': groups of about 16 values per round."""
@@ -91,16 +101,352 @@ def _first_present(values: tuple) -> int:
     return hash(next(value for value in values if value is not None))
 
 
+FANOUT = 1 << BITS_PER_ROUND
+"""How many values a bucket of a ``Hierarchy`` holds before it splits, and how many buckets a round merges."""
+ROUNDS = HASH_BITS // BITS_PER_ROUND
+"""How deep a ``Hierarchy`` can grow: every round takes ``BITS_PER_ROUND`` more bits of a 64-bit hash."""
+_DIGIT = FANOUT - 1
+_MIXER = 0x9E3779B97F4A7C15
+"""2**64 divided by the golden ratio (Knuth's multiplicative hashing): a ``Hierarchy`` takes its buckets from
+the top bits of ``hash(value) * _MIXER``, which depend on every bit of the hash, so values whose hashes share
+their low bits (Python hashes an int as itself: multiples of 16 share four) still spread over the buckets."""
+_LOW_BITS = (1 << HASH_BITS) - 1
+
+class _Bucket:
+    """One group of a ``Hierarchy``'s round: values (a leaf), or the buckets of the next round (a node).
+
+    Invariant: exactly one of ``values`` (``{value: non-zero multiplicity}``) and ``buckets`` (``{digit:
+    non-empty _Bucket}``) is not None; unless ``dirty``, ``result`` is the reduction of what it holds.
+    """
+
+    __slots__ = ("buckets", "dirty", "result", "values")
+
+    def __init__(self, values: dict) -> None:
+        self.values: dict | None = values
+        self.buckets: dict[int, _Bucket] | None = None
+        self.result: Any = NOTHING
+        """The reduction of what it holds; ``NOTHING`` when no value has a positive multiplicity."""
+        self.dirty = True
+
+
+class Hierarchy:
+    """One key's values reduced in rounds over hash buckets, as many rounds as they need (004, in place).
+
+    A bucket holds up to ``FANOUT`` values and their reduction; once it
+    holds more, it splits into the buckets of the next ``BITS_PER_ROUND``
+    bits of each value's (mixed) hash, and keeps the reduction of their
+    results. So a change re-reduces one bucket per
+    round on its path, ``FANOUT`` entries each: ``O(log n)`` per update, as
+    004's fixed rounds, but a key with a dozen values has one bucket and one
+    reduction, where 004's sixteen rounds would each hold one value per
+    bucket. The reduction must be associative and return at most one
+    ``(result, 1)``: ``min_values``, ``max_values``, ``extremes_of``.
+
+    Simplification: a bucket that shrinks is not merged back into its
+    parent; it goes only when it empties, so the depth follows the most
+    values the key held, not the values it holds.
+
+    Invariant: a leaf holds at most ``FANOUT`` values, unless their hashes
+    agree on all 64 bits; ``add`` marks every bucket on a changed value's
+    path ``dirty``, and ``settle`` brings their results up to date, bottom up.
+    """
+
+    __slots__ = ("_bucket", "_reduction", "_root")
+
+    def __init__(self, reduction: Callable[[Values], Values], bucket: Callable[[Any], int] = hash) -> None:
+        self._reduction = reduction
+        self._bucket = bucket
+        self._root = _Bucket({})
+
+    @property
+    def result(self) -> Any:
+        """The reduction of every value, as of the last ``settle`` (``NOTHING`` if there is none)."""
+        return self._root.result
+
+    def add(self, changes: dict[Any, int]) -> None:
+        """Add each ``{value: multiplicity}`` of ``changes`` (a version's, for one key) in one walk down the
+        buckets; the buckets it reaches are reduced again at the next ``settle``."""
+        self._add(self._root, changes.items(), HASH_BITS - BITS_PER_ROUND)
+
+    def _add(self, bucket: _Bucket, changes: Iterable[tuple[Any, int]], shift: int) -> None:
+        """Add ``changes`` to ``bucket``, whose values' mixed hashes agree above ``shift + BITS_PER_ROUND``;
+        split it by the bits at ``shift`` if it is full."""
+        bucket.dirty = True
+        values = bucket.values
+        if values is None:  # a node: each change goes on to the bucket of its next bits
+            routed: dict[int, list] = {}
+            digest = self._bucket
+            for change in changes:
+                digit = ((digest(change[0]) * _MIXER & _LOW_BITS) >> shift) & _DIGIT
+                part = routed.get(digit)
+                if part is None:
+                    routed[digit] = [change]
+                else:
+                    part.append(change)
+            buckets = bucket.buckets
+            for digit, part in routed.items():
+                below = buckets.get(digit)
+                if below is None:
+                    below = buckets[digit] = _Bucket({})
+                self._add(below, part, shift - BITS_PER_ROUND)
+            return
+        for value, multiplicity in changes:
+            if multiplicity:
+                total = values.get(value, 0) + multiplicity
+                if total:
+                    values[value] = total
+                else:
+                    del values[value]
+        if len(values) > FANOUT and shift >= 0:
+            self._split(bucket, shift)
+
+    def _split(self, bucket: _Bucket, shift: int) -> None:
+        """Turn the leaf ``bucket`` into a node: its values go to the buckets of the bits at ``shift`` of
+        their hashes, themselves split while they hold more than ``FANOUT``."""
+        values, bucket.values, bucket.buckets = bucket.values, None, {}
+        self._add(bucket, values.items(), shift)
+
+    @property
+    def empty(self) -> bool:
+        """Whether it holds no value (as of the last ``settle``)."""
+        root = self._root
+        return not (root.values if root.buckets is None else root.buckets)
+
+    def settle(self) -> None:
+        """Reduce again every bucket a change reached, from the deepest up."""
+        if self._root.dirty:
+            self._reduce(self._root)
+
+    def _reduce(self, bucket: _Bucket) -> None:
+        buckets = bucket.buckets
+        if buckets is None:
+            values = bucket.values
+            reduced = self._reduction(list(values.items())) if values else ()
+        else:
+            for digit, below in list(buckets.items()):
+                if below.dirty:
+                    self._reduce(below)
+                    if not (below.values if below.buckets is None else below.buckets):
+                        del buckets[digit]
+            reduced = self._reduction([(below.result, 1) for below in buckets.values() if below.result is not NOTHING])
+        bucket.result = reduced[0][0] if reduced else NOTHING
+        bucket.dirty = False
+
+    def depth(self) -> int:
+        """How many rounds the deepest value passes: 1 for a key whose values fit one bucket."""
+
+        def below(bucket: _Bucket) -> int:
+            return 1 if bucket.buckets is None else 1 + max(map(below, bucket.buckets.values()), default=0)
+
+        return below(self._root)
+
+
+class HierarchyInPlace(InPlace):
+    """``min``/``max`` in place: each key's ``Hierarchy`` of its values, and the key's result out.
+
+    Invariant: ``_hierarchies[key]`` holds the key's values at the last finished version, for every key
+    that has values, and its ``result`` is what was sent for the key (``NOTHING``: nothing).
+    """
+
+    def __init__(self, inputs: list, output: DifferenceStreamWriter, reduction: Callable[[Values], Values]) -> None:
+        super().__init__(inputs, output)
+        self._reduction = reduction
+        self._hierarchies: dict[Any, Hierarchy] = {}
+
+    def state_size(self) -> int:
+        return len(self._hierarchies) + self.pending.size()
+
+    def apply(self, batches: list[list[Update]]) -> list[Update]:
+        hierarchies = self._hierarchies
+        staged: dict[Any, dict[Any, int]] = {}  # each touched key's changes, consolidated
+        for updates in batches:
+            for (key, value), multiplicity in updates:
+                values = staged.get(key)
+                if values is None:
+                    values = staged[key] = {}
+                values[value] = values.get(value, 0) + multiplicity
+        changes: list[Update] = []
+        for key, values in staged.items():
+            hierarchy = hierarchies.get(key)
+            if hierarchy is None:
+                hierarchy = hierarchies[key] = Hierarchy(self._reduction)
+            old = hierarchy.result
+            hierarchy.add(values)
+            hierarchy.settle()
+            if hierarchy.empty:
+                del hierarchies[key]
+            new = hierarchy.result
+            if new is not old and new != old:
+                replace_output(changes, key, old, new)
+        return changes
+
+
+class _Group:
+    """A key's aggregates in ``AggregateInPlace``: one entry per aggregate of each kind, in ``Plan`` order.
+
+    Invariant: ``rows`` is the sum of the key's multiplicities; ``counts[i]`` that of its rows where
+    the i-th count's value is not NULL; ``sums[i]`` is ``[that, the exact sum of value * multiplicity]``;
+    ``distinct[i]`` maps each value to its non-zero multiplicity and ``positive[i]`` counts those above 0;
+    ``extremes`` holds the tuples of the MIN/MAX values (None until a row has one); ``output`` is what
+    was sent for the key (``NOTHING``: nothing).
+    """
+
+    __slots__ = ("counts", "distinct", "extremes", "output", "positive", "rows", "sums")
+
+    def __init__(self, counts: int, sums: int, distinct: int) -> None:
+        self.rows = 0
+        self.counts = [0] * counts
+        self.sums = [[0, 0] for _ in range(sums)]
+        self.distinct: list[dict] = [{} for _ in range(distinct)]
+        self.positive = [0] * distinct
+        self.extremes: Hierarchy | None = None
+        self.output: Any = NOTHING
+
+    def empty(self) -> bool:
+        """Whether nothing is left (its extremes settled): no rows, and no value whose multiplicities did
+        not cancel."""
+        return not (self.rows or any(self.counts) or any(count or total for count, total in self.sums)
+                    or any(self.distinct) or (self.extremes is not None and not self.extremes.empty))
+
+
+class AggregateInPlace(InPlace):
+    """``aggregate`` in place: every key's aggregates kept side by side, a version's records in one pass.
+
+    Each record is taken once: its key, then each aggregate's value, added
+    to the key's ``_Group``; then each touched key's record is assembled
+    again and sent if it changed. The same answers as the dataflow of
+    reductions ``aggregate`` builds inside loops (004, 'Factoring
+    reductions'), with no record per aggregate in between.
+
+    Invariant: ``_groups[key]`` is the key's ``_Group`` as of the last finished version, for every key
+    with something left in it.
+    """
+
+    needs_pairs = ""  # records of any shape: ``key`` picks the group
+
+    def __init__(self, inputs: list, output: DifferenceStreamWriter, key: Callable[[Any], Any],
+                 named: Mapping[str, tuple[str, Callable[[Any], Any]]]) -> None:
+        super().__init__(inputs, output)
+        self._key = key
+        order = sorted(named)
+        self._counts = list(enumerate(named[name][1] for name in order if named[name][0] == "count"))
+        self._sums = list(enumerate(named[name][1] for name in order if named[name][0] == "sum"))
+        self._distinct = list(enumerate(named[name][1] for name in order if named[name][0] == "count_distinct"))
+        extremes = [name for name in order if named[name][0] in EXTREMES]
+        self._extremes = tuple(named[name][1] for name in extremes)
+        self._reduction = extremes_of(tuple(named[name][0] for name in extremes))
+        # Where each name's value is found: (kind, position among its kind), in the record's order.
+        positions = {kind: 0 for kind in AGGREGATES}
+        self._layout: list[tuple[str, str, int]] = []
+        for name in order:
+            kind = "extremes" if named[name][0] in EXTREMES else named[name][0]
+            self._layout.append((name, kind, positions.get(kind, 0)))
+            positions[kind] = positions.get(kind, 0) + 1
+        self._groups: dict[Any, _Group] = {}
+
+    def state_size(self) -> int:
+        return len(self._groups) + self.pending.size()
+
+    def apply(self, batches: list[list[Update]]) -> list[Update]:
+        groups, key_of = self._groups, self._key
+        counts, sums, distinct, extremes = self._counts, self._sums, self._distinct, self._extremes
+        shape = (len(counts), len(sums), len(distinct))
+        before: dict[Any, Any] = {}
+        staged: dict[Any, dict[Any, int]] = {}  # each key's changes to its extremes, consolidated
+        with localcontext(EXACT):
+            for updates in batches:
+                for record, multiplicity in updates:
+                    if not multiplicity:
+                        continue
+                    key = key_of(record)
+                    group = groups.get(key)
+                    if group is None:
+                        group = groups[key] = _Group(*shape)
+                    if key not in before:
+                        before[key] = group.output
+                    group.rows += multiplicity
+                    for position, value_of in counts:
+                        if value_of(record) is not None:
+                            group.counts[position] += multiplicity
+                    for position, value_of in sums:
+                        value = value_of(record)
+                        if value is not None:
+                            tally = group.sums[position]
+                            tally[0] += multiplicity
+                            tally[1] = exact_sum(tally[1], value, multiplicity, record)
+                    for position, value_of in distinct:
+                        value = value_of(record)
+                        if value is not None:
+                            values = group.distinct[position]
+                            old = values.get(value, 0)
+                            total = old + multiplicity
+                            if total:
+                                values[value] = total
+                            else:
+                                del values[value]
+                            group.positive[position] += (total > 0) - (old > 0)
+                    if extremes:
+                        values = tuple([value_of(record) for value_of in extremes])
+                        for value in values:
+                            if value is not None:  # a row with no MIN/MAX value is not in the hierarchy
+                                tuples = staged.get(key)
+                                if tuples is None:
+                                    tuples = staged[key] = {}
+                                tuples[values] = tuples.get(values, 0) + multiplicity
+                                break
+        for key, tuples in staged.items():
+            group = groups[key]
+            if group.extremes is None:
+                group.extremes = Hierarchy(self._reduction)
+            group.extremes.add(tuples)
+        changes: list[Update] = []
+        for key, old in before.items():
+            group = groups[key]
+            if group.extremes is not None:
+                group.extremes.settle()
+            new = group.output = self._assembled(group)
+            if new is NOTHING and group.empty():
+                del groups[key]
+            if new is not old and new != old:
+                replace_output(changes, key, old, new)
+        return changes
+
+    def _assembled(self, group: _Group) -> Any:
+        """The key's record: ``((name, value), ...)`` by name, or ``NOTHING`` if its rows cancel out."""
+        if not group.rows:
+            return NOTHING
+        extremes = group.extremes.result if group.extremes is not None else NOTHING
+        record = []
+        for name, kind, position in self._layout:
+            if kind == "count":
+                value = group.counts[position]
+            elif kind == "count_distinct":
+                value = group.positive[position]
+            elif kind == "sum":
+                count, total = group.sums[position]
+                value = total if count else None
+            else:
+                value = None if extremes is NOTHING else extremes[position]
+            record.append((name, value))
+        return tuple(record)
+
+
 class AggregateMethods(StreamMethods):
     """The stream methods of 004's aggregates: ``min``, ``max``, ``count_distinct`` and ``aggregate``."""
 
     def min(self) -> Any:
         """``(key, least value)``, by hierarchical reduction: an update touches O(log n) records (004)."""
-        return hierarchical(self, min_values, "min")
+        return self._extreme(min_values, "min")
 
     def max(self) -> Any:
         """``(key, greatest value)``, by hierarchical reduction: an update touches O(log n) records (004)."""
-        return hierarchical(self, max_values, "max")
+        return self._extreme(max_values, "max")
+
+    def _extreme(self, reduction: Callable[[Values], Values], name: str) -> Any:
+        """A ``HierarchyInPlace`` of ``reduction`` where versions are totally ordered, else 004's rounds."""
+        if self._in_place():
+            return self.add_operator(lambda inputs, output: HierarchyInPlace(inputs, output, reduction), name)
+        return hierarchical(self, reduction, name)
 
     def count_distinct(self) -> Any:
         """``(key, COUNT(DISTINCT value))``: a ``distinct`` in front of an in-place count (004, 'Distinctness').
@@ -140,6 +486,8 @@ class AggregateMethods(StreamMethods):
         unknown = {kind for kind, _ in named.values()} - set(AGGREGATES)
         if unknown:
             raise GraphError(f"aggregate kinds {sorted(unknown)} are not known; use some of {', '.join(AGGREGATES)}")
+        if self._in_place():
+            return self.add_operator(lambda inputs, output: AggregateInPlace(inputs, output, key, named), "aggregate")
         parts = [self.map(lambda record: (key(record), ())).count_total().map(lambda pair: (pair[0], (None, pair[1])))]
         extremes = sorted((name, kind, value_of) for name, (kind, value_of) in named.items() if kind in EXTREMES)
         for name, (kind, value_of) in sorted(named.items()):

@@ -21,7 +21,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from decimal import Decimal
+from decimal import (
+    MAX_EMAX,
+    MAX_PREC,
+    MIN_EMIN,
+    Context,
+    Decimal,
+    DivisionByZero,
+    InvalidOperation,
+    Overflow,
+    localcontext,
+)
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -249,14 +259,14 @@ class CountInPlace(InPlace):
 
     def apply(self, batches: list[list[Update]]) -> list[Update]:
         groups, totals = self._groups, self._totals
-        before: dict[Any, Any] = {}  # each touched key's count as it was, _NOTHING if it had no output
+        before: dict[Any, Any] = {}  # each touched key's count as it was, NOTHING if it had no output
         for updates in batches:
             for (key, value), multiplicity in updates:
                 group = groups.get(key)
                 if group is None:
                     if not multiplicity:
                         continue
-                    before.setdefault(key, _NOTHING)
+                    before.setdefault(key, NOTHING)
                     groups[key] = {value: multiplicity}
                     totals[key] = multiplicity
                     continue
@@ -273,10 +283,10 @@ class CountInPlace(InPlace):
             if groups[key]:
                 new = totals[key]
             else:
-                new = _NOTHING
+                new = NOTHING
                 del groups[key], totals[key]
             if new != old:
-                _replace(changes, key, old, new)
+                replace_output(changes, key, old, new)
         return changes
 
 
@@ -314,7 +324,7 @@ class SumInPlace(InPlace):
                     continue
                 group = groups.get(key)
                 if group is None:
-                    before.setdefault(key, _NOTHING)
+                    before.setdefault(key, NOTHING)
                     group = groups[key] = {}
                     totals[key] = 0
                 elif key not in before:
@@ -334,11 +344,11 @@ class SumInPlace(InPlace):
             if groups[key]:
                 new = self._sum(key)
             else:
-                new = _NOTHING
+                new = NOTHING
                 del groups[key], totals[key]
                 others.pop(key, None)
             if new != old:
-                _replace(changes, key, old, new)
+                replace_output(changes, key, old, new)
         return changes
 
 
@@ -391,15 +401,15 @@ class ThresholdInPlace(InPlace):
         return changes
 
 
-_NOTHING = object()
-"""A key's count or sum when the key has no output."""
+NOTHING: Any = object()
+"""An in-place reduction's output for a key that has none."""
 
 
-def _replace(changes: list[Update], key: Any, old: Any, new: Any) -> None:
-    """Add to ``changes`` what takes ``key``'s output from ``(key, old)`` to ``(key, new)`` (``_NOTHING``: none)."""
-    if old is not _NOTHING:
+def replace_output(changes: list[Update], key: Any, old: Any, new: Any) -> None:
+    """Add to ``changes`` what takes ``key``'s output from ``(key, old)`` to ``(key, new)`` (``NOTHING``: none)."""
+    if old is not NOTHING:
         changes.append(((key, old), -1))
-    if new is not _NOTHING:
+    if new is not NOTHING:
         changes.append(((key, new), 1))
 
 ROWS, NON_NULL, SUM = "rows", "non-null", "sum"
@@ -559,7 +569,8 @@ class ReduceMethods(StreamMethods):
                 raise RecordError(
                     f"sum_total cannot add Fractions and Decimals in one group (here {summands!r}); use one of them"
                 )
-            return sum(summands)
+            with localcontext(EXACT):
+                return sum(summands)
 
         return self.explode(parts).totals(result, "sum_total")
 
@@ -586,7 +597,7 @@ def _positive(multiplicity: int) -> int:
 
 _SUMMANDS: dict[str, Callable[[int, int], Any]] = {
     "int": lambda amount, _: amount,
-    "decimal": lambda digits, exponent: Decimal(digits).scaleb(exponent),
+    "decimal": lambda digits, exponent: Decimal(digits).scaleb(exponent, EXACT),
     "fraction": lambda numerator, denominator: Fraction(numerator, denominator),
 }
 """How ``sum_total`` reads a part's total back as a number: by kind, from the part's exponent or denominator."""
@@ -598,13 +609,41 @@ def _summand(value: Any, record: Any) -> tuple[tuple[str, str, int], int]:
         return (SUM, "int", 0), value
     if isinstance(value, Decimal) and value.is_finite():
         exponent = value.as_tuple().exponent
-        return (SUM, "decimal", exponent), int(value.scaleb(-exponent))
+        return (SUM, "decimal", exponent), int(value.scaleb(-exponent, EXACT))
     if isinstance(value, Fraction):
         return (SUM, "fraction", value.denominator), value.numerator
-    raise RecordError(
+    raise _inexact(value, record)
+
+
+def _inexact(value: Any, record: Any) -> RecordError:
+    """The error for a value that SUM cannot add exactly."""
+    return RecordError(
         f"sum_total adds exact numbers, but got {value!r} in {record!r}; use int, Fraction or "
         f"Decimal (for money, whole cents), or None for NULL"
     )
+
+
+EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[InvalidOperation, DivisionByZero, Overflow])
+"""The decimal context sums are taken in, where adding never rounds: a sum stays exact and cancels exactly
+when its values are retracted (the default context keeps 28 digits; Spark's DECIMAL has up to 38)."""
+
+
+def exact_sum(total: Any, value: Any, multiplicity: int, record: Any) -> Any:
+    """``total + value * multiplicity`` for an exact number ``value``, to be run in the ``EXACT`` context.
+
+    Raises:
+        RecordError: ``value`` is not an int, a finite Decimal or a Fraction, or a Fraction meets a Decimal.
+    """
+    if type(value) is not int and not (
+        (isinstance(value, Decimal) and value.is_finite()) or isinstance(value, Fraction)
+    ):
+        raise _inexact(value, record)
+    try:
+        return total + value * multiplicity
+    except TypeError:
+        raise RecordError(
+            f"sum cannot add Fractions and Decimals in one group (here {total!r} and {value!r}); use one of them"
+        ) from None
 
 
 class _Null:
