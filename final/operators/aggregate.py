@@ -25,7 +25,7 @@ expected group size.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from decimal import localcontext
 from typing import TYPE_CHECKING, Any
 
@@ -166,45 +166,41 @@ class Hierarchy:
     def add(self, changes: dict[Any, int]) -> None:
         """Add each ``{value: multiplicity}`` of ``changes`` (a version's, for one key) in one walk down the
         buckets; the buckets it reaches are reduced again at the next ``settle``."""
-        self._add(self._root, changes.items(), HASH_BITS - BITS_PER_ROUND)
+        self._add(self._root, list(changes.items()), HASH_BITS - BITS_PER_ROUND)
 
-    def _add(self, bucket: _Bucket, changes: Iterable[tuple[Any, int]], shift: int) -> None:
+    def _add(self, bucket: _Bucket, changes: list[tuple[Any, int]], shift: int) -> None:
         """Add ``changes`` to ``bucket``, whose values' mixed hashes agree above ``shift + BITS_PER_ROUND``;
-        split it by the bits at ``shift`` if it is full."""
+        a leaf that could hold more than ``FANOUT`` values after them becomes a node, by the bits at ``shift``."""
         bucket.dirty = True
         values = bucket.values
-        if values is None:  # a node: each change goes on to the bucket of its next bits
-            routed: dict[int, list] = {}
-            digest = self._bucket
-            for change in changes:
-                digit = ((digest(change[0]) * _MIXER & _LOW_BITS) >> shift) & _DIGIT
-                part = routed.get(digit)
-                if part is None:
-                    routed[digit] = [change]
-                else:
-                    part.append(change)
-            buckets = bucket.buckets
-            for digit, part in routed.items():
-                below = buckets.get(digit)
-                if below is None:
-                    below = buckets[digit] = _Bucket({})
-                self._add(below, part, shift - BITS_PER_ROUND)
-            return
-        for value, multiplicity in changes:
-            if multiplicity:
-                total = values.get(value, 0) + multiplicity
-                if total:
-                    values[value] = total
-                else:
-                    del values[value]
-        if len(values) > FANOUT and shift >= 0:
-            self._split(bucket, shift)
-
-    def _split(self, bucket: _Bucket, shift: int) -> None:
-        """Turn the leaf ``bucket`` into a node: its values go to the buckets of the bits at ``shift`` of
-        their hashes, themselves split while they hold more than ``FANOUT``."""
-        values, bucket.values, bucket.buckets = bucket.values, None, {}
-        self._add(bucket, values.items(), shift)
+        if values is not None:
+            if len(values) + len(changes) <= FANOUT or shift < 0:
+                for value, multiplicity in changes:
+                    if multiplicity:
+                        total = values.get(value, 0) + multiplicity
+                        if total:
+                            values[value] = total
+                        else:
+                            del values[value]
+                return
+            # Split before adding, so that a value is routed once, not put in the leaf and then moved.
+            bucket.values, bucket.buckets = None, {}
+            changes = [*values.items(), *changes]
+        routed: dict[int, list] = {}  # each change goes on to the bucket of its next bits
+        digest = self._bucket
+        for change in changes:
+            digit = ((digest(change[0]) * _MIXER & _LOW_BITS) >> shift) & _DIGIT
+            part = routed.get(digit)
+            if part is None:
+                routed[digit] = [change]
+            else:
+                part.append(change)
+        buckets = bucket.buckets
+        for digit, part in routed.items():
+            below = buckets.get(digit)
+            if below is None:
+                below = buckets[digit] = _Bucket({})
+            self._add(below, part, shift - BITS_PER_ROUND)
 
     @property
     def empty(self) -> bool:

@@ -43,7 +43,10 @@ class IncrementalQuery:
             stream, session = builder.new_session(table)
             streams.append(stream)
             self._sessions[table] = session
-        self._with_floats = {table for table in query.inputs if float_positions(TABLES[table].columns)}
+        self._floats = {
+            table: positions for table in query.inputs if (positions := float_positions(TABLES[table].columns))
+        }
+        """Each input table that has floating-point columns: their positions, where a NaN may be."""
         self._changes: dict[tuple, int] = {}
         self._output = query.build(*streams).output(query.name, on_version=self._collect, history=False)
         self._graph = builder.finalize()
@@ -69,9 +72,11 @@ class IncrementalQuery:
         sessions = self._sessions
         for session in sessions.values():
             session.advance_to(version)
-        with_floats = self._with_floats
+        floats = self._floats
+        update = {table: session.update for table, session in sessions.items()}
         for table, record, multiplicity in updates:
-            sessions[table].update(sql_row(record) if table in with_floats else record, multiplicity)
+            positions = floats.get(table)
+            update[table](record if positions is None else sql_row(record, positions), multiplicity)
         for session in sessions.values():
             session.advance_to(version + 1)
         self._changes = {}

@@ -23,6 +23,7 @@ This module imports nothing from Spark: executors import it with the catalog.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -83,10 +84,16 @@ def sql_value(value: Any) -> Any:
     return NAN if isinstance(value, float) and math.isnan(value) else value
 
 
-def sql_row(row: tuple) -> tuple:
-    """``row`` with every NaN replaced by ``NAN`` (the same tuple when it holds none)."""
-    if any(isinstance(value, float) and math.isnan(value) for value in row):
-        return tuple(sql_value(value) for value in row)
+def sql_row(row: tuple, positions: Iterable[int] | None = None) -> tuple:
+    """``row`` with every NaN replaced by ``NAN`` (the same tuple when it holds none).
+
+    ``positions``, if given, are the only ones that can hold a float (``float_positions``): a load
+    checks those alone.
+    """
+    for position in range(len(row)) if positions is None else positions:
+        value = row[position]
+        if isinstance(value, float) and value != value:  # only NaN differs from itself
+            return tuple(sql_value(value) for value in row)
     return row
 
 
