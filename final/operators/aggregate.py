@@ -79,17 +79,22 @@ def extremes_of(kinds: tuple[str, ...]) -> Callable[[Values], Values]:
     """The reduction of tuples holding one value per kind in ``kinds`` (``min`` or ``max``; ``None`` where a
     row has none): the tuple of each kind's extreme over the values present, ``None`` where there are none."""
 
+    picks = [(kind, EXTREMES[kind]) for kind in kinds]
+
     def reduction(values: Values) -> Values:
         present = [value for value, multiplicity in values if multiplicity > 0]
-        if not present:
-            return []
+        if len(present) <= 1:  # one tuple is its own extremes
+            return [(present[0], 1)] if present else []
         result = []
-        for position, kind in enumerate(kinds):
-            column = [value[position] for value in present if value[position] is not None]
+        for (kind, pick), column in zip(picks, zip(*present, strict=True), strict=True):
             try:
-                result.append(EXTREMES[kind](column) if column else None)
-            except TypeError:
-                raise incomparable(kind, column) from None
+                result.append(pick(column))  # a column without None, the usual case: picked in one call
+            except TypeError:  # a None (or values that do not compare): pick among the others
+                known = [value for value in column if value is not None]
+                try:
+                    result.append(pick(known) if known else None)
+                except TypeError:
+                    raise incomparable(kind, known) from None
         return [(tuple(result), 1)]
 
     return reduction
@@ -116,10 +121,12 @@ class _Bucket:
     """One group of a ``Hierarchy``'s round: values (a leaf), or the buckets of the next round (a node).
 
     Invariant: exactly one of ``values`` (``{value: non-zero multiplicity}``) and ``buckets`` (``{digit:
-    non-empty _Bucket}``) is not None; unless ``dirty``, ``result`` is the reduction of what it holds.
+    non-empty _Bucket}``) is not None; unless ``dirty``, ``result`` is the reduction of what it holds. While
+    dirty, ``gained`` lists the values that came to be present (a positive multiplicity) since ``result`` was
+    reduced, and ``lost`` says whether any stopped being present (or the bucket split).
     """
 
-    __slots__ = ("buckets", "dirty", "result", "values")
+    __slots__ = ("buckets", "dirty", "gained", "lost", "result", "values")
 
     def __init__(self, values: dict) -> None:
         self.values: dict | None = values
@@ -127,6 +134,13 @@ class _Bucket:
         self.result: Any = NOTHING
         """The reduction of what it holds; ``NOTHING`` when no value has a positive multiplicity."""
         self.dirty = True
+        self.gained: list = []
+        self.lost = False
+
+
+_SAME, _GREW, _CHANGED = 0, 1, 2
+"""How a bucket's result moved when it was reduced again: not at all; only by values that came to be
+present (the new result is the reduction of the old one and theirs); or otherwise."""
 
 
 class Hierarchy:
@@ -135,12 +149,17 @@ class Hierarchy:
     A bucket holds up to ``FANOUT`` values and their reduction; once it
     holds more, it splits into the buckets of the next ``BITS_PER_ROUND``
     bits of each value's (mixed) hash, and keeps the reduction of their
-    results. So a change re-reduces one bucket per
-    round on its path, ``FANOUT`` entries each: ``O(log n)`` per update, as
-    004's fixed rounds, but a key with a dozen values has one bucket and one
-    reduction, where 004's sixteen rounds would each hold one value per
-    bucket. The reduction must be associative and return at most one
-    ``(result, 1)``: ``min_values``, ``max_values``, ``extremes_of``.
+    results. So a change re-reduces one bucket per round on its path,
+    ``FANOUT`` entries each: ``O(log n)`` per update, as 004's fixed rounds,
+    but a key with a dozen values has one bucket and one reduction, where
+    004's sixteen rounds would each hold one value per bucket.
+
+    The reduction is a semilattice's join: associative, commutative and
+    idempotent (``min_values``, ``max_values``, ``extremes_of``), returning
+    at most one ``(result, 1)``. So a bucket whose values only came to be
+    present reduces its old result with them alone, and the rounds above it
+    the same; only a value that leaves (a retracted minimum, say) costs the
+    bucket's whole reduction, and a change that moves no result stops there.
 
     Simplification: a bucket that shrinks is not merged back into its
     parent; it goes only when it empties, so the depth follows the most
@@ -148,7 +167,10 @@ class Hierarchy:
 
     Invariant: a leaf holds at most ``FANOUT`` values, unless their hashes
     agree on all 64 bits; ``add`` marks every bucket on a changed value's
-    path ``dirty``, and ``settle`` brings their results up to date, bottom up.
+    path ``dirty``, and ``settle`` brings their results up to date, bottom
+    up; a bucket that is not dirty has the reduction of what it holds (equal
+    to it, if not in the same representation: ``Decimal("1.5")`` for
+    ``Decimal("1.50")``).
     """
 
     __slots__ = ("_bucket", "_reduction", "_root")
@@ -175,16 +197,23 @@ class Hierarchy:
         values = bucket.values
         if values is not None:
             if len(values) + len(changes) <= FANOUT or shift < 0:
+                gained = bucket.gained
                 for value, multiplicity in changes:
                     if multiplicity:
-                        total = values.get(value, 0) + multiplicity
+                        old = values.get(value, 0)
+                        total = old + multiplicity
                         if total:
                             values[value] = total
                         else:
                             del values[value]
+                        if (total > 0) != (old > 0):
+                            if total > 0:
+                                gained.append(value)
+                            else:
+                                bucket.lost = True
                 return
             # Split before adding, so that a value is routed once, not put in the leaf and then moved.
-            bucket.values, bucket.buckets = None, {}
+            bucket.values, bucket.buckets, bucket.lost = None, {}, True
             changes = [*values.items(), *changes]
         routed: dict[int, list] = {}  # each change goes on to the bucket of its next bits
         digest = self._bucket
@@ -213,20 +242,39 @@ class Hierarchy:
         if self._root.dirty:
             self._reduce(self._root)
 
-    def _reduce(self, bucket: _Bucket) -> None:
+    def _reduce(self, bucket: _Bucket) -> int:
+        """Bring ``bucket``'s result up to date; how it moved (``_SAME``, ``_GREW``, ``_CHANGED``)."""
+        before = bucket.result
         buckets = bucket.buckets
-        if buckets is None:
-            values = bucket.values
-            reduced = self._reduction(list(values.items())) if values else ()
-        else:
+        if buckets is not None:  # a node gains what its buckets gained, and loses what they lost
+            gained = bucket.gained
             for digit, below in list(buckets.items()):
                 if below.dirty:
-                    self._reduce(below)
+                    moved = self._reduce(below)
+                    if moved == _GREW:
+                        gained.append(below.result)
+                    elif moved == _CHANGED:
+                        bucket.lost = True
                     if not (below.values if below.buckets is None else below.buckets):
                         del buckets[digit]
-            reduced = self._reduction([(below.result, 1) for below in buckets.values() if below.result is not NOTHING])
-        bucket.result = reduced[0][0] if reduced else NOTHING
         bucket.dirty = False
+        if bucket.lost:
+            if buckets is None:
+                present = list(bucket.values.items())
+            else:
+                present = [(below.result, 1) for below in buckets.values() if below.result is not NOTHING]
+            moved = _CHANGED
+        elif bucket.gained:
+            present = [(value, 1) for value in bucket.gained]
+            if before is not NOTHING:
+                present.insert(0, (before, 1))
+            moved = _GREW
+        else:
+            return _SAME
+        bucket.gained, bucket.lost = [], False
+        reduced = self._reduction(present) if present else ()
+        bucket.result = after = reduced[0][0] if reduced else NOTHING
+        return _SAME if after is before or after == before else moved
 
     def depth(self) -> int:
         """How many rounds the deepest value passes: 1 for a key whose values fit one bucket."""
@@ -251,6 +299,11 @@ class HierarchyInPlace(InPlace):
 
     def state_size(self) -> int:
         return len(self._hierarchies) + self.pending.size()
+
+    def rounds(self, key: Any) -> int:
+        """How many rounds ``key``'s deepest value passes (``Hierarchy.depth``); 0 for a key with no values."""
+        hierarchy = self._hierarchies.get(key)
+        return 0 if hierarchy is None else hierarchy.depth()
 
     def apply(self, batches: list[list[Update]]) -> list[Update]:
         hierarchies = self._hierarchies
