@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import viz
+from . import collector, viz
 from .collection import Collection
 from .errors import BrokenGraphError, FrontierError, GraphError, RecordError, VersionError
 from .operators.base import Logic, Operator, apply_logic, followed_by, plain
@@ -467,7 +467,8 @@ class Graph:
         appeared at or left a location while they ran (``progress.epoch``):
         a step that returns 0 changed nothing, so the graph is quiet. With a
         ``budget``, each operator handles at most that many messages this step
-        and leaves the rest queued: bounded work per step.
+        and leaves the rest queued: bounded work per step. CPython's cyclic
+        collector is paused while it works (``final.collector``).
 
         Raises:
             GraphError: ``budget`` is not None or an int of at least 1.
@@ -482,6 +483,10 @@ class Graph:
             raise GraphError(
                 f"step takes a budget of at least 1 message per operator, or None for no limit, not {budget!r}"
             )
+        with collector.paused():
+            return self._step(budget)
+
+    def _step(self, budget: int | None) -> int:
         progress = self.progress
         epoch = progress.epoch
         handled = 0
@@ -503,7 +508,8 @@ class Graph:
         Quiet means a step changed nothing: every message has been handled
         and every version that can finish has. A version an input has not
         moved its frontier past stays open (``Output.at`` says which input
-        holds it).
+        holds it). CPython's cyclic collector is paused while it works
+        (``final.collector``).
 
         Raises:
             GraphError: the graph is not quiet after ``max_steps`` steps.
@@ -511,12 +517,16 @@ class Graph:
             and whatever ``step`` raises.
         """
         self._status.check("run")
+        with collector.paused():
+            return self._run(max_steps)
+
+    def _run(self, max_steps: int) -> int:
         for session in self._sessions:
             session.flush()
         if not self._loops:  # every change an operator makes reaches only operators after it: one step will do
-            return 1 if self.step() else 0
+            return 1 if self._step(None) else 0
         for steps in range(max_steps):
-            if not self.step():
+            if not self._step(None):
                 return steps
         busy = [operator.label for operator in self._operators if any(reader.queue for reader in operator.inputs)]
         raise GraphError(

@@ -239,3 +239,31 @@ def test_a_graph_shows_each_operators_scope_and_the_feedback_edge(stage: str) ->
     assert depths == {"ingress": 1, "concat": 1, "map": 1, "distinct": 1, "feedback": 1, "egress": 0}
     (head,) = [target for source, target in graph.edges() if getattr(source, "name", "") == "feedback"]
     assert head.name == "concat" and graph.scope_of(head).parent is graph.scope_of(graph.operators[-1])
+
+
+@pytest.mark.parametrize("pause", [True, False])
+@pytest.mark.parametrize("enabled", [True, False])
+def test_runs_pause_the_cyclic_collector_and_restore_it(pause: bool, enabled: bool, monkeypatch) -> None:
+    """``final.collector``: the collector is off while a run or a step works, if ``PAUSE``, and as it was after."""
+    import gc
+
+    from final import GraphBuilder, collector
+
+    monkeypatch.setattr(collector, "PAUSE", pause)
+    seen = []
+    builder = GraphBuilder(0)
+    stream, session = builder.new_session()
+    stream.map(lambda record: seen.append(gc.isenabled()) or record).output("out")
+    graph = builder.finalize()
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        session.insert(1)
+        session.advance_to(1)
+        graph.run()
+        session.insert(2)
+        session.flush()
+        graph.step()
+        assert seen == [enabled and not pause] * 2 and gc.isenabled() == enabled
+    finally:
+        (gc.enable if was else gc.disable)()
