@@ -165,3 +165,27 @@ def test_hierarchy_depth_follows_the_group(stage: str, shift: int) -> None:
     hierarchy.add({value: -1 for value in values[40:]})
     hierarchy.settle()
     assert hierarchy.empty and hierarchy.result is not None
+
+
+@pytest.mark.since("final")
+@given(batches=st.lists(st.dictionaries(
+    st.tuples(st.integers(0, 400), st.one_of(st.none(), st.integers(-9, 9))), st.integers(-2, 3), max_size=60,
+), max_size=12))
+def test_hierarchy_equals_from_scratch_after_every_batch(stage: str, batches: list) -> None:
+    """Batches of changes, retractions below zero included, to one key's ``Hierarchy`` of ``(min, max)``
+    pairs: after each ``settle`` its result is the extremes of the values whose multiplicity is positive,
+    however the buckets split, gained and lost on the way."""
+    from final.operators.aggregate import NOTHING, Hierarchy, extremes_of
+
+    hierarchy, totals = Hierarchy(extremes_of(("min", "max"))), {}
+    for changes in batches:
+        hierarchy.add(changes)
+        hierarchy.settle()
+        for value, multiplicity in changes.items():
+            totals[value] = totals.get(value, 0) + multiplicity
+        present = [value for value, total in totals.items() if total > 0]
+        lows = [low for low, _ in present]
+        highs = [high for _, high in present if high is not None]
+        expected = (min(lows), max(highs) if highs else None) if present else NOTHING
+        assert hierarchy.result == expected
+        assert hierarchy.empty == (not any(totals.values()))
