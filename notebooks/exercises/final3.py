@@ -7,8 +7,8 @@ right answer is what final does, cross-checked against plain Python where an
 answer can be computed from scratch. The data an exercise is about is
 defined here (``MIN_HISTORY``, ``NULL_ROWS``, ``PATH_EDGES``), so the
 notebook shows the very data the checker judges. The ``min_values`` a
-learner builds is judged inside final against v0 from scratch
-(``workshop.build``).
+learner builds is judged inside final against v0 from scratch, then against
+its definition (``workshop.build``).
 """
 
 from __future__ import annotations
@@ -16,10 +16,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from workshop import Wrong, as_multiset, check_piece, equals_from_scratch, exercise
+from hypothesis import strategies as st
+from workshop import Property, Wrong, as_multiset, check_piece, equals_from_scratch, exercise
 from workshop.final import feed, reachability, table_at
 
 import final
+from final.operators import aggregate
+from tests import strategies
 
 # Exercise 1: min when the minimum is retracted.
 
@@ -85,20 +88,45 @@ def min_after_retractions(answer: Any) -> None:
                         f"{why[version]}")
 
 
-# Exercise 2: build the reduction every round of min's hierarchy applies.
+# Exercise 2: build the reduction every bucket of min's hierarchy applies.
+
+
+def _least_by_definition(values: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
+    """``[(the least value with a positive multiplicity, 1)]``, or ``[]`` if no value has one."""
+    present = [value for value, multiplicity in values if multiplicity > 0]
+    return [(min(present), 1)] if present else []
+
+
+GROUPS = st.dictionaries(strategies.values, strategies.multiplicities.filter(bool), min_size=1)
+"""A group as a reduction is handed it, ``{value: multiplicity}``: each value once, none zero, never empty."""
+
+MIN_VALUES_DEFINITION = Property(
+    name="min_values",
+    examples=GROUPS.map(lambda group: list(group.items())),
+    got=lambda values: list(aggregate.min_values(values)),  # the module's name: the piece, while it is swapped in
+    expected=_least_by_definition,
+    example="group (a list of (value, multiplicity), each value once, none zero)",
+    reference="the definition",
+)
+"""The piece on groups as a bucket hands them over, negative multiplicities included. Whole programs reach
+a value retracted more often than inserted, below the least value present, only at times: a bucket whose
+values only arrived may reduce just those (``Hierarchy``), so the definition checks what they can miss."""
 
 
 @exercise
 def build_min(answer: Any) -> None:
-    """The learner's ``min_values(values)``, run inside final as every round of ``min()``: ``min`` equals v0.
+    """The learner's ``min_values(values)``, run inside final by every bucket of ``min()``: ``min`` equals v0.
 
-    ``min()`` is ``hierarchical(self, min_values, "min")``, which looks the
-    function up when a graph is built, so every one of the 16 reductions of
-    the hierarchy runs the learner's function; the suite's histories retract
-    more than they insert, so a group can hold a value with a negative
-    multiplicity, which is not there.
+    ``min()`` looks ``min_values`` up when it is called and hands it to the
+    operator it builds; on the suite's histories (int versions) that is a
+    ``HierarchyInPlace``, so every bucket of each key's ``Hierarchy`` runs
+    the learner's function. The histories retract more than they insert,
+    so a group can hold a value with a negative multiplicity, which is not
+    there; ``MIN_VALUES_DEFINITION`` then checks the function on such groups
+    directly.
     """
-    check_piece("final", "operators.aggregate.min_values", answer, [equals_from_scratch("final", "min")])
+    check_piece("final", "operators.aggregate.min_values", answer,
+                [equals_from_scratch("final", "min"), MIN_VALUES_DEFINITION])
 
 
 # Exercise 3: SUM with NULLs.
