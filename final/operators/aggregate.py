@@ -152,7 +152,7 @@ class Hierarchy:
     results. So a change re-reduces one bucket per round on its path,
     ``FANOUT`` entries each: ``O(log n)`` per update, as 004's fixed rounds,
     but a key with a dozen values has one bucket and one reduction, where
-    004's sixteen rounds would each hold one value per bucket.
+    most of 004's sixteen rounds would hold one value per bucket.
 
     The reduction is a semilattice's join: associative, commutative and
     idempotent (``min_values``, ``max_values``, ``extremes_of``), returning
@@ -515,10 +515,12 @@ class AggregateMethods(StreamMethods):
         """``(key, ((name, value), ...))``: one record per key with every named aggregate, like SQL's GROUP BY.
 
         ``named`` maps a name to ``(kind, value_of_record)`` with ``kind`` in
-        ``AGGREGATES``. Each count, count_distinct and sum runs as its own
-        reduction over just ``(key, value)``; every min and max together run
-        as one hierarchy over tuples of values; the results are reassembled
-        by key (004, 'Factoring reductions'). A key with rows gets a record;
+        ``AGGREGATES``. Each count, count_distinct and sum is kept apart over
+        just ``(key, value)``; every min and max together are one hierarchy
+        over tuples of values; the results are assembled by key (004,
+        'Factoring reductions'). Outside loops that is one operator,
+        ``AggregateInPlace``; inside them each part is a reduction of its own
+        and a last one assembles them. A key with rows gets a record;
         an aggregate with no non-NULL values there is ``None`` (``0`` for the
         counts). The key may itself be ``None``: NULL is a group.
 
