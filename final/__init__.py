@@ -20,8 +20,9 @@ documents add beyond document 002:
 - document 004: in-place ``count``, ``sum``, ``distinct`` and ``threshold``
   (running totals where versions have one coordinate), NULL-aware
   ``count_total``/``sum_total``, hierarchical ``min``/``max`` (one hierarchy
-  for both in ``aggregate``), ``count_distinct``, and ``aggregate``
-  factoring several aggregates;
+  for both in ``aggregate``; outside loops a key's hierarchy is as deep as
+  its values need), ``count_distinct``, and ``aggregate`` factoring several
+  aggregates (outside loops one operator, a version's records in one pass);
 - document 003: ``arrange()`` and shared
   arrangements, ``half_join``, the delta join ``join_many``,
   ``semijoin``/``antijoin``, and NULL-aware ``left_join``/``left_join_chain``;
@@ -34,9 +35,11 @@ documents add beyond document 002:
   product-order plots;
 - for programs rather than lessons (``final.sessions``): input sessions that
   buffer changes and send a version's worth at once, ``Output`` handles that
-  answer for any finished version, ``graph.run()``, names on inputs, outputs
-  and operators, a read-only view of the graph's shape, and failures that
-  break the graph loudly instead of leaving it wrong (``final.errors``).
+  answer for any finished version, ``graph.run()`` (with CPython's cyclic
+  garbage collector paused while it works, ``final.collector``), names on
+  inputs, outputs and operators, a read-only view of the graph's shape, and
+  failures that break the graph loudly instead of leaving it wrong
+  (``final.errors``).
 
 Everything v5 computes, final computes the same: it runs the whole shared suite.
 """

@@ -8,7 +8,7 @@ method of every family. A new family is one module and one line in
 is written down in ``base``.
 """
 
-from .aggregate import AggregateMethods
+from .aggregate import AggregateInPlace, AggregateMethods, Hierarchy, HierarchyInPlace
 from .base import Logic, Operator, Pending, StreamMethods
 from .delta_join import Constraint, DeltaJoin, DeltaJoinMethods
 from .iterate import Egress, Enter, Feedback, Ingress, IterateMethods
@@ -28,6 +28,7 @@ FAMILIES: tuple[type[StreamMethods], ...] = (
 
 __all__ = [
     "FAMILIES",
+    "AggregateInPlace",
     "AggregateMethods",
     "Arrange",
     "Concat",
@@ -41,6 +42,8 @@ __all__ = [
     "Enter",
     "Feedback",
     "HalfJoin",
+    "Hierarchy",
+    "HierarchyInPlace",
     "InPlace",
     "Ingress",
     "IterateMethods",
