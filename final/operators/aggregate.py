@@ -108,14 +108,13 @@ def _first_present(values: tuple) -> int:
 
 FANOUT = 1 << BITS_PER_ROUND
 """How many values a bucket of a ``Hierarchy`` holds before it splits, and how many buckets a round merges."""
-ROUNDS = HASH_BITS // BITS_PER_ROUND
-"""How deep a ``Hierarchy`` can grow: every round takes ``BITS_PER_ROUND`` more bits of a 64-bit hash."""
 _DIGIT = FANOUT - 1
 _MIXER = 0x9E3779B97F4A7C15
 """2**64 divided by the golden ratio (Knuth's multiplicative hashing): a ``Hierarchy`` takes its buckets from
 the top bits of ``hash(value) * _MIXER``, which depend on every bit of the hash, so values whose hashes share
 their low bits (Python hashes an int as itself: multiples of 16 share four) still spread over the buckets."""
 _LOW_BITS = (1 << HASH_BITS) - 1
+
 
 class _Bucket:
     """One group of a ``Hierarchy``'s round: values (a leaf), or the buckets of the next round (a node).
@@ -331,7 +330,7 @@ class HierarchyInPlace(InPlace):
 
 
 class _Group:
-    """A key's aggregates in ``AggregateInPlace``: one entry per aggregate of each kind, in ``Plan`` order.
+    """A key's aggregates in ``AggregateInPlace``: one entry per aggregate of each kind, in the order of their names.
 
     Invariant: ``rows`` is the sum of the key's multiplicities; ``counts[i]`` that of its rows where
     the i-th count's value is not NULL; ``sums[i]`` is ``[that, the exact sum of value * multiplicity]``;
