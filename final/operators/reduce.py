@@ -519,6 +519,10 @@ class ReduceMethods(StreamMethods):
         no output. Equal to ``count()`` whenever multiplicities are not
         negative (``count`` keeps a key's values, so that a key whose values
         are there but add up to 0 counts 0).
+
+        Not Rust DD's ``count_total``, which counts each whole record and is
+        ``count`` for totally ordered times: here "total" is 004's running
+        total of rows per key, kept as a multiplicity, for any versions.
         """
         rows = self.explode(lambda record: [((key_value(record, "count_total")[0], ROWS), 1)])
         return rows.totals(lambda totals: totals.get(ROWS, 0) or None, "count_total")
