@@ -153,9 +153,11 @@ class Operator:
     frontier of its inputs it last acted on.
     """
 
-    needs_pairs = ""
-    """The family named when a record arriving is not a ``(key, value)`` pair of hashables (``join``,
-    ``reduce``); empty for operators that take any record."""
+    needs_pairs = False
+    """Whether every record arriving must be a ``(key, value)`` pair of hashables (joins, reductions)."""
+    kind = ""
+    """The operation that refuses a record which is not a pair, as messages name it: ``reduce`` for every
+    reduction, as every stage says, or ``join``, ``half_join``, ``arrange``."""
     step = "identity"
     """What the operator does to versions, from input to output (``final.progress.STEPS``)."""
     always_waits = False
@@ -210,7 +212,7 @@ class Operator:
                 for at, collection in taken:
                     if self.needs_pairs:
                         try:
-                            checked_pairs(collection.updates, self.needs_pairs)
+                            checked_pairs(collection.updates, self.kind)
                         except DataflowError as error:
                             self._fail(error, f"at version {at}")
                     try:

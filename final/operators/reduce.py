@@ -72,7 +72,8 @@ class Reduce(Operator):
     whose output may change at it.
     """
 
-    needs_pairs = "reduce"
+    needs_pairs = True
+    kind = "reduce"
 
     def __init__(
         self, inputs: list, output: DifferenceStreamWriter, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]],
@@ -214,7 +215,8 @@ class InPlace(Operator):
     Invariant: ``pending`` holds, per unfinished version, the lists of updates that arrived at it.
     """
 
-    needs_pairs = "reduce"
+    needs_pairs = True
+    kind = "reduce"
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
         super().__init__(inputs, output)
@@ -350,7 +352,9 @@ class ThresholdInPlace(InPlace):
     Invariant: ``_records`` maps every record whose multiplicity is not zero to it.
     """
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, f: Callable[[int], int], needs_pairs: str) -> None:
+    def __init__(
+        self, inputs: list, output: DifferenceStreamWriter, f: Callable[[int], int], needs_pairs: bool
+    ) -> None:
         super().__init__(inputs, output)
         self._f = f
         self.needs_pairs = needs_pairs
@@ -478,7 +482,7 @@ class ReduceMethods(StreamMethods):
         """Each ``(key, value)`` with positive multiplicity, once."""
         if self._in_place():
             return self.add_operator(
-                lambda inputs, output: ThresholdInPlace(inputs, output, _positive, "reduce"), "distinct")
+                lambda inputs, output: ThresholdInPlace(inputs, output, _positive, True), "distinct")
         return self.reduction(distinct_values, "distinct")
 
     def threshold(self, f: Callable[[int], int]) -> Any:
@@ -490,7 +494,7 @@ class ReduceMethods(StreamMethods):
         """
         checked_function(f, "threshold")
         if self._in_place():
-            return self.add_operator(lambda inputs, output: ThresholdInPlace(inputs, output, f, ""), "threshold")
+            return self.add_operator(lambda inputs, output: ThresholdInPlace(inputs, output, f, False), "threshold")
 
         def apply(values: Values) -> Values:
             ((_, multiplicity),) = values
