@@ -464,7 +464,7 @@ class Graph:
         """Run every operator once, in topological order; return how much happened.
 
         That is the messages the operators handled, plus the times a version
-        appeared at or left a location while they ran (``progress.epoch``):
+        appeared at or left a location while they ran (``progress.changes``):
         a step that returns 0 changed nothing, so the graph is quiet. With a
         ``budget``, each operator handles at most that many messages this step
         and leaves the rest queued: bounded work per step.
@@ -483,7 +483,7 @@ class Graph:
                 f"step takes a budget of at least 1 message per operator, or None for no limit, not {budget!r}"
             )
         progress = self.progress
-        epoch = progress.epoch
+        changes = progress.changes
         handled = 0
         operator = None
         try:
@@ -495,7 +495,7 @@ class Graph:
             raise
         for output in self._outputs:
             output.read()
-        return handled + progress.epoch - epoch
+        return handled + progress.changes - changes
 
     def run(self, max_steps: int = MAX_STEPS) -> int:
         """Send what the input sessions hold, then step until the graph is quiet; return the steps taken.
@@ -656,7 +656,7 @@ class GraphBuilder:
         """Wire a new operator called ``name`` that takes from ``readers``, in ``scope``; its output.
 
         The tracker learns the operator's paths: from each input to its
-        output, doing the operator's ``step`` to versions.
+        output, doing the operator's ``summary`` to versions.
         """
         self.check_building("adding an operator")
         if output is None:
@@ -666,7 +666,7 @@ class GraphBuilder:
         output.owner = operator
         for reader in readers:
             reader.owner = operator
-            self.progress.connect(reader.location, output.location, operator.step)
+            self.progress.connect(reader.location, output.location, operator.summary)
         self._operators.append(operator)
         self._scopes[id(operator)] = scope
         return output

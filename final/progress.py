@@ -20,6 +20,7 @@ does the same:
   an edge leaves it as it is; inside an operator it stays too, except that
   ``iterate``'s operators *extend* it with an iteration coordinate (ingress,
   enter), *truncate* it (egress), or *increment* the iteration (feedback).
+  That is the operator's ``summary``, one of ``SUMMARY_KINDS``.
 - The **frontier** at a location is the least versions a pointstamp could
   still become on its way there: the minimal ``s(p)`` over every pointstamp
   ``p`` at some location ``l`` and every summary ``s`` of a path from ``l``.
@@ -49,25 +50,27 @@ from __future__ import annotations
 
 from .order import Antichain, Version, minimal
 
-STEPS = ("identity", "extend", "truncate", "increment")
-"""What a step of a path does to a version: nothing, add an iteration coordinate 0, drop the last
-coordinate, add one to the last coordinate."""
+SUMMARY_KINDS = ("identity", "extend", "truncate", "increment")
+"""What an operator can do to a version on its way from an input to its output: nothing, add an iteration
+coordinate 0, drop the last coordinate, add one to the last coordinate."""
 
 
 class Summary:
     """What a path does to a version of ``dimension`` coordinates: keep its first ``keep`` coordinates,
     add ``add`` to the last of them, then append the coordinates ``tail``.
 
-    Every composition of the four steps has this form: extending appends a
+    Every composition of the four kinds has this form: extending appends a
     0, incrementing adds 1 to the last coordinate (in the tail, if there is
     one), and truncating drops the last coordinate (a tail's, else a kept
     one, whose added amount goes with it).
 
-    >>> loop = Summary(1).then("extend").then("increment")
-    >>> loop.apply(Version(3)), loop.then("truncate").apply(Version(3))
+    >>> loop = Summary(1).followed_by("extend").followed_by("increment")
+    >>> loop.apply(Version(3)), loop.followed_by("truncate").apply(Version(3))
     (Version((3, 1)), Version(3))
-    >>> Summary(2).less_equal(Summary(2).then("increment")), Summary(2).then("increment").less_equal(Summary(2))
-    (True, False)
+    >>> Summary(2).less_equal(Summary(2).followed_by("increment"))
+    True
+    >>> Summary(2).followed_by("increment").less_equal(Summary(2))
+    False
     """
 
     __slots__ = ("add", "dimension", "identity", "keep", "tail")
@@ -80,19 +83,20 @@ class Summary:
         self.identity = self.keep == dimension and not add and not tail
         """Whether it leaves every version as it is: the common case, which ``apply`` need not build."""
 
-    def then(self, step: str) -> Summary:
-        """This path followed by one more ``step`` (one of ``STEPS``)."""
+    def followed_by(self, kind: str) -> Summary:
+        """This path followed by an operator whose summary is ``kind`` (one of ``SUMMARY_KINDS``): timely's
+        ``PathSummary::followed_by``, one operator at a time."""
         dimension, keep, add, tail = self.dimension, self.keep, self.add, self.tail
-        if step == "identity":
+        if kind == "identity":
             return self
-        if step == "extend":
+        if kind == "extend":
             return Summary(dimension, keep, add, (*tail, 0))
-        if step == "increment":
+        if kind == "increment":
             if tail:
                 return Summary(dimension, keep, add, (*tail[:-1], tail[-1] + 1))
             return Summary(dimension, keep, add + 1)
-        if step != "truncate":
-            raise ValueError(f"a path step is one of {STEPS}, not {step!r}")
+        if kind != "truncate":
+            raise ValueError(f"an operator's summary is one of {SUMMARY_KINDS}, not {kind!r}")
         if tail:
             return Summary(dimension, keep, add, tail[:-1])
         return Summary(dimension, keep - 1)
@@ -144,16 +148,17 @@ class ProgressTracker:
 
     Invariant: ``_counts[l]`` maps each version with pointstamps at location
     ``l`` to their number (positive; a version whose count reaches zero is
-    removed), and ``_active`` holds exactly the locations with any. ``epoch``
+    removed), and ``_active`` holds exactly the locations with any. ``changes``
     grows whenever a version appears at or leaves a location, so a frontier
-    worked out at the current epoch is still right. ``_paths[l]`` lists the
-    steps out of ``l``: ``(location, step)``. ``_reach[l]``, once worked
+    worked out when ``changes`` had its current value is still right.
+    ``_paths[l]`` lists the paths out of ``l``: ``(location, kind)``, ``kind``
+    the summary of the operator the path goes through. ``_reach[l]``, once worked
     out, maps every location a path from ``l`` reaches to the minimal
     summaries of such paths; it is forgotten when a path is added or removed.
     """
 
     def __init__(self) -> None:
-        self.epoch = 0
+        self.changes = 0
         """How many times a version has appeared at or left a location: a frontier changes only with it."""
         self._names: list[str] = []
         self._dimensions: list[int] = []
@@ -193,15 +198,15 @@ class ProgressTracker:
     def rename(self, location: int, name: str) -> None:
         self._names[location] = name
 
-    def connect(self, start: int, end: int, step: str = "identity") -> None:
-        """A path from ``start`` to ``end`` doing ``step`` to versions: an edge, or an operator from one of
+    def connect(self, start: int, end: int, kind: str = "identity") -> None:
+        """A path from ``start`` to ``end`` doing ``kind`` to versions: an edge, or an operator from one of
         its inputs to its output."""
-        self._paths[start].append((end, step))
+        self._paths[start].append((end, kind))
         self._forget_paths()
 
     def disconnect(self, start: int, end: int) -> None:
         """Remove the path from ``start`` to ``end`` (fusion takes an operator out of the graph)."""
-        self._paths[start] = [(there, step) for there, step in self._paths[start] if there != end]
+        self._paths[start] = [(there, kind) for there, kind in self._paths[start] if there != end]
         self._forget_paths()
 
     def _forget_paths(self) -> None:
@@ -228,8 +233,8 @@ class ProgressTracker:
         stack = [(start, empty)]
         while stack:
             here, summary = stack.pop()
-            for there, step in self._paths[here]:
-                candidate = summary.then(step)
+            for there, kind in self._paths[here]:
+                candidate = summary.followed_by(kind)
                 known = found.setdefault(there, [])
                 if any(other.less_equal(candidate) for other in known):
                     continue
@@ -257,7 +262,7 @@ class ProgressTracker:
             if not counts:
                 del self._active[location]
         self._minimal[location] = None
-        self.epoch += 1
+        self.changes += 1
 
     def move(self, location: int, removed: tuple[Version, ...], added: tuple[Version, ...]) -> None:
         """Replace one pointstamp at each version of ``removed`` by one at each of ``added``, at ``location``: an
@@ -276,7 +281,7 @@ class ProgressTracker:
         else:
             self._active.pop(location, None)
         self._minimal[location] = None
-        self.epoch += 1
+        self.changes += 1
 
     def held(self) -> dict[str, dict[Version, int]]:
         """Every location holding pointstamps now, by name, with its counts: all the graph's progress."""
@@ -304,7 +309,7 @@ class ProgressTracker:
         unchanged, so a caller can tell a change with ``is not``.
         """
         cached = self._frontiers[location]
-        if cached is not None and cached[0] == self.epoch:
+        if cached is not None and cached[0] == self.changes:
             return cached[1]
         elements: list[Version] = []
         reach, minimal_at = self._reach, self._minimal
@@ -325,7 +330,7 @@ class ProgressTracker:
             frontier = self._last
         else:
             frontier = self._last = Antichain.trusted(result)
-        self._frontiers[location] = (self.epoch, frontier)
+        self._frontiers[location] = (self.changes, frontier)
         return frontier
 
     def holding(self, location: int, version: Version) -> list[tuple[int, Antichain]]:

@@ -15,33 +15,33 @@ from hypothesis import strategies as st
 
 from final import Antichain, GraphBuilder, Version
 from final.operators import CountInPlace, Reduce, SumInPlace, ThresholdInPlace
-from final.progress import STEPS, Summary
+from final.progress import SUMMARY_KINDS, Summary
 from tests.programs import reachability_sessions
 
 
-def stepped(version: tuple[int, ...], steps: list[str]) -> tuple[int, ...] | None:
-    """``version`` taken through ``steps`` one at a time, as the operators of a path do; None if a step
-    truncates the last coordinate."""
-    for step in steps:
-        if step == "extend":
+def through(version: tuple[int, ...], kinds: list[str]) -> tuple[int, ...] | None:
+    """``version`` taken through operators whose summaries are ``kinds``, one at a time, as along a path;
+    None if one truncates the last coordinate."""
+    for kind in kinds:
+        if kind == "extend":
             version = (*version, 0)
-        elif step == "truncate":
+        elif kind == "truncate":
             if len(version) == 1:
                 return None
             version = version[:-1]
-        elif step == "increment":
+        elif kind == "increment":
             version = (*version[:-1], version[-1] + 1)
     return version
 
 
-@given(st.lists(st.sampled_from(STEPS), max_size=8), st.lists(st.integers(0, 5), min_size=1, max_size=3))
-def test_a_summary_does_what_its_steps_do(steps: list[str], coords: list[int]) -> None:
-    expected = stepped(tuple(coords), steps)
+@given(st.lists(st.sampled_from(SUMMARY_KINDS), max_size=8), st.lists(st.integers(0, 5), min_size=1, max_size=3))
+def test_a_summary_does_what_its_operators_do(kinds: list[str], coords: list[int]) -> None:
+    expected = through(tuple(coords), kinds)
     if expected is None:
         return  # a path never leaves the top-level scope
     summary = Summary(len(coords))
-    for step in steps:
-        summary = summary.then(step)
+    for kind in kinds:
+        summary = summary.followed_by(kind)
     assert summary.apply(Version(tuple(coords))) == expected
     if summary.identity:  # a summary that says it changes nothing changes nothing
         assert expected == tuple(coords)
@@ -52,10 +52,10 @@ def test_a_summary_does_what_its_steps_do(steps: list[str], coords: list[int]) -
 def test_summaries_compare_as_the_versions_they_give(first: list[str], second: list[str]) -> None:
     """``less_equal`` holds exactly when the first summary gives a version <= the second's for every version."""
     summaries = []
-    for steps in (first, second):
-        summary = Summary(1).then("extend")
-        for step in steps:
-            summary = summary.then(step)
+    for kinds in (first, second):
+        summary = Summary(1).followed_by("extend")
+        for kind in kinds:
+            summary = summary.followed_by(kind)
         summaries.append(summary)
     below = all(summaries[0].apply(Version(v)).less_equal(summaries[1].apply(Version(v))) for v in range(4))
     assert summaries[0].less_equal(summaries[1]) == below

@@ -136,7 +136,7 @@ def checked_function(f: Any, operator: str) -> None:
 class Operator:
     """A vertex with input readers and one output writer.
 
-    ``step`` is what the operator does to versions from any input to its
+    ``summary`` is what the operator does to versions from any input to its
     output, for the progress tracker: ``identity`` (an operator sends at the
     versions, or later, of the data that caused it), or ``extend``,
     ``truncate`` and ``increment`` for a loop's operators.
@@ -158,8 +158,8 @@ class Operator:
     kind = ""
     """The operation that refuses a record which is not a pair, as messages name it: ``reduce`` for every
     reduction, as every stage says, or ``join``, ``half_join``, ``arrange``."""
-    step = "identity"
-    """What the operator does to versions, from input to output (``final.progress.STEPS``)."""
+    summary = "identity"
+    """What the operator does to versions, from input to output (one of ``final.progress.SUMMARY_KINDS``)."""
     always_waits = False
     """Whether it acts on every move of its input frontier, not only while it keeps data back (``pending``):
     operators whose indexes compact as versions finish."""

@@ -32,7 +32,7 @@ class LinearUnaryOperator(Operator):
 
     Right for any logic that is linear, ``logic(a + b) == logic(a) + logic(b)``,
     and never moves an update to a version before its own (it joins
-    versions): its step is the identity.
+    versions): its summary is the identity.
     """
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter, logic: Logic) -> None:
