@@ -9,12 +9,14 @@ any more, and what it counts follows what is really queued and held back.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from final import Antichain, GraphBuilder, Version
-from final.operators import CountInPlace, Reduce, SumInPlace, ThresholdInPlace
+from final import Antichain, GraphBuilder, GraphError, Version
+from final.operators import Concat, CountInPlace, Egress, Feedback, Ingress, Reduce, SumInPlace, ThresholdInPlace
 from final.progress import SUMMARY_KINDS, Summary
 from tests.programs import reachability_sessions
 
@@ -75,6 +77,33 @@ def test_the_summary_around_a_loop_adds_one_iteration() -> None:
     assert {summary.apply(Version((3, 2))) for summary in through} == {Version((3, 2))}  # the empty path
     out = graph.progress.reach(feedback.inputs[0].location)[egress.output.location]
     assert [summary.apply(Version((3, 2))) for summary in out] == [Version(3)]
+
+
+def back_through_concat(builder: GraphBuilder, head: Any, back: Any) -> None:
+    head.add_operator(Concat, "concat", [head], output=back.writer)
+
+
+def back_through_a_loop_left_again(builder: GraphBuilder, head: Any, back: Any) -> None:
+    """Into a loop scope, one iteration on, and out again: the iteration added is dropped with the coordinate."""
+    scope = builder.new_scope(head.scope)
+    inside = head.add_operator(Ingress, "ingress", scope=scope)
+    fed_back = inside.add_operator(lambda inputs, output: Feedback(inputs, output, 10), "feedback")
+    fed_back.add_operator(Egress, "egress", scope=head.scope, output=back.writer)
+
+
+@pytest.mark.parametrize("close", [back_through_concat, back_through_a_loop_left_again])
+def test_a_cycle_that_does_not_advance_versions_is_refused(close) -> None:
+    """Timely's reachability builder checks the same (``is_acyclic``): a version sent around such a cycle would
+    hold itself back at the head forever, so finalize refuses the graph and names the cycle."""
+    builder = GraphBuilder(0)
+    numbers, _ = builder.new_session("numbers")
+    back = numbers.stream_of(builder.new_writer(numbers.scope), numbers.scope)
+    head = numbers.concat(back)
+    close(builder, head, back)
+    head.output("out")
+    with pytest.raises(GraphError, match=r"a cycle that does not advance versions: concat #0 -> .* -> concat #0\. "
+                                         r".* build loops with iterate"):
+        builder.finalize()
 
 
 edge_lives = st.lists(st.tuples(st.tuples(st.integers(0, 3), st.integers(0, 3)), st.integers(0, 3),

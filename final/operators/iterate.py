@@ -23,7 +23,7 @@ from .base import Operator, Pending, StreamMethods, checked_function
 from .reduce import Consolidate
 
 if TYPE_CHECKING:
-    from ..graph import DifferenceStreamWriter
+    from ..edges import DifferenceStreamWriter
 
 
 class Ingress(Operator):

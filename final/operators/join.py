@@ -33,7 +33,7 @@ from ..trace import Arrangement, Index
 from .base import Operator, Pending, StreamMethods, checked_stream
 
 if TYPE_CHECKING:
-    from ..graph import DifferenceStreamWriter
+    from ..edges import DifferenceStreamWriter
 
 
 class _OwnIndex:

@@ -41,7 +41,7 @@ from ..trace import Index, add_multiplicity
 from .base import Operator, Pending, StreamMethods, checked_function
 
 if TYPE_CHECKING:
-    from ..graph import DifferenceStreamWriter
+    from ..edges import DifferenceStreamWriter
 
 
 class Reduce(Operator):
