@@ -11,12 +11,12 @@ handled it.
 
 A graph's edges, with its inputs, operators and outputs, make its
 ``Topology``: the builder records one as the program is built, and
-``GraphBuilder.finalize`` compiles it, fusing linear operators
-(``final.fusion``) and then wiring every end once, at its location
-(``wire``). The ends a user holds, an input's writer and a reader connected
-to read a stream, are in ``final.sessions``. Source: document 002, "v2:
-Constructing dataflow graphs"; an edge is a timely dataflow channel, here a
-queue per reader.
+``GraphBuilder.finalize`` compiles it: linear operators fused
+(``final.fusion``), then the progress tracker built from what is left, with
+every end wired once, at its location (``Topology.compile``). The ends a
+user holds, an input's writer and a reader connected to read a stream, are
+in ``final.sessions``. Source: document 002, "v2: Constructing dataflow
+graphs"; an edge is a timely dataflow channel, here a queue per reader.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from .collection import Collection
 from .errors import GraphError
 from .operators.base import Logic, apply_logic
 from .order import Antichain, Version
+from .progress import TrackerBuilder
 
 if TYPE_CHECKING:
     from .fusion import Chain
@@ -170,8 +171,8 @@ class Topology:
 
     The builder records one as a program is built; ``GraphBuilder.finalize``
     fuses it (``final.fusion``) into one with fewer operators, whose edge
-    ends apply the logic of those fused into them (``chains``), and the
-    graph runs that one, wired as it says.
+    ends apply the logic of those fused into them (``chains``), and
+    ``compile``s that one, once: the graph runs it, wired as it says.
 
     Invariant: ``operators`` are in the order they were built, a topological
     order once a loop's feedback edges are left out (an operator is built
@@ -203,3 +204,53 @@ class Topology:
         for output in self.outputs:
             vertex[output.reader] = output
         return vertex
+
+    def compile(self) -> ProgressTracker:
+        """Wire this topology for running, once; return its progress tracker.
+
+        Each end of an edge takes the logic fused into it, and each operator
+        its number, which name them; then every end gets a location of a
+        tracker built from them and the paths between them (an edge, or a way
+        through an operator, doing its ``summary``), and the operators start.
+
+        Raises:
+            GraphError: a cycle of the graph does not advance versions.
+        """
+        for end, chain in self.chains.items():
+            end.logic, end.fused = chain.logic, chain.names
+        for number, operator in enumerate(self.operators):
+            operator.number = number
+        tracker = TrackerBuilder()
+        location: dict[DifferenceStreamWriter | DifferenceStreamReader, int] = {}
+        for writer in self.inputs:
+            location[writer] = tracker.add_location(writer.dimension, writer.label, writer.name)
+        watched: dict[Operator, int] = {}
+        for operator in self.operators:
+            label, inputs = operator.label, operator.inputs
+            output = location[operator.output] = tracker.add_location(operator.output.dimension, label)
+            for side, reader in enumerate(inputs):
+                port = f" {side}" if len(inputs) > 1 else ""
+                location[reader] = tracker.add_location(reader.scope.dimension, f"{label} input{port}")
+                tracker.add_path(location[reader], output, operator.summary)
+            if len(inputs) == 1:
+                watched[operator] = location[inputs[0]]
+            else:  # a location of its own that every input leads to: its frontier is their meet
+                watched[operator] = tracker.add_location(inputs[0].scope.dimension, f"{label} inputs")
+                for reader in inputs:
+                    tracker.add_path(location[reader], watched[operator])
+        ends = {output.reader: f"output {output.name}" for output in self.outputs}
+        readers: dict[DifferenceStreamWriter, list[DifferenceStreamReader]] = {}
+        for writer, reader in self.edges:
+            if reader not in location:
+                location[reader] = tracker.add_location(reader.scope.dimension, ends.get(reader, "reader"))
+            tracker.add_path(location[writer], location[reader])
+            readers.setdefault(writer, []).append(reader)
+        progress = tracker.build()
+        for _, reader in self.edges:
+            reader.wire(progress, location[reader])
+        for writer in [*self.inputs, *(operator.output for operator in self.operators)]:
+            writer.wire(progress, location[writer], readers.get(writer, []))
+        for operator in self.operators:
+            reached = progress.reach(location[operator.output])
+            operator.start(progress, watched[operator], any(location[reader] in reached for reader in operator.inputs))
+        return progress

@@ -12,10 +12,11 @@ What final changes in how it is built and run:
 - **Recorded, then compiled once.** ``GraphBuilder`` records the program's
   shape, a ``Topology`` of inputs, operators, outputs and the edges between
   them (``final.edges``). ``finalize`` fuses its linear operators
-  (``final.fusion``), builds the progress tracker from the fused graph,
-  refusing a cycle that does not advance versions, and wires every edge at
-  its location; nothing about the graph's shape changes after that, as in
-  timely dataflow, whose ``reachability::Builder`` makes its ``Tracker``.
+  (``final.fusion``), then ``Topology.compile`` builds the progress tracker
+  from the fused graph, refusing a cycle that does not advance versions,
+  and wires every edge at its location; nothing about the graph's shape
+  changes after that, as in timely dataflow, whose
+  ``reachability::Builder`` makes its ``Tracker``.
 - **Progress is tracked once per graph** (``final.progress``): edges carry
   data only, and the frontier anywhere is worked out from pointstamps, the
   messages queued and the capabilities held, instead of frontier messages
@@ -41,7 +42,6 @@ from .errors import BrokenGraphError, FrontierError, GraphError
 from .fusion import fuse
 from .operators.base import Operator
 from .order import Antichain, Version, checked_version
-from .progress import ProgressTracker, TrackerBuilder
 from .sessions import ConnectedReader, InputSession, InputWriter, Output
 from .stream import DifferenceStreamBuilder
 
@@ -127,7 +127,7 @@ class Graph:
         self._sessions = sessions
         self._status = status
         self._loops = any(operator.output.scope.depth for operator in topology.operators)
-        self.progress = _compiled(topology)
+        self.progress = topology.compile()
         """The graph's progress tracker (``final.progress``): pointstamps and frontiers at every location."""
 
     @property
@@ -247,57 +247,6 @@ class Graph:
         """The graph in graphviz's dot language: operators by name, loops as nested boxes, and with
         ``pointstamps`` the progress tracker's counts (see ``final.viz``)."""
         return viz.to_dot(self, pointstamps)
-
-
-def _compiled(topology: Topology) -> ProgressTracker:
-    """Wire a fused ``topology`` for running, once; return its progress tracker.
-
-    Each end of an edge takes the logic fused into it, and each operator its
-    number, which name them; then every end of every edge gets a location of
-    the tracker, built from them and the paths between them, and the
-    operators start.
-
-    Raises:
-        GraphError: a cycle of the graph does not advance versions.
-    """
-    for end, chain in topology.chains.items():
-        end.logic, end.fused = chain.logic, chain.names
-    for number, operator in enumerate(topology.operators):
-        operator.number = number
-    tracker = TrackerBuilder()
-    location: dict[DifferenceStreamWriter | DifferenceStreamReader, int] = {}
-    for writer in topology.inputs:
-        location[writer] = tracker.add_location(writer.dimension, writer.label, writer.name)
-    watched: dict[Operator, int] = {}
-    for operator in topology.operators:
-        label, inputs = operator.label, operator.inputs
-        output = location[operator.output] = tracker.add_location(operator.output.dimension, label)
-        for side, reader in enumerate(inputs):
-            port = f" {side}" if len(inputs) > 1 else ""
-            location[reader] = tracker.add_location(reader.scope.dimension, f"{label} input{port}")
-            tracker.add_path(location[reader], output, operator.summary)
-        if len(inputs) == 1:
-            watched[operator] = location[inputs[0]]
-        else:  # a location of its own that every input leads to: its frontier is their meet
-            watched[operator] = tracker.add_location(inputs[0].scope.dimension, f"{label} inputs")
-            for reader in inputs:
-                tracker.add_path(location[reader], watched[operator])
-    ends = {output.reader: f"output {output.name}" for output in topology.outputs}
-    readers: dict[DifferenceStreamWriter, list[DifferenceStreamReader]] = {}
-    for writer, reader in topology.edges:
-        if reader not in location:
-            location[reader] = tracker.add_location(reader.scope.dimension, ends.get(reader, "reader"))
-        tracker.add_path(location[writer], location[reader])
-        readers.setdefault(writer, []).append(reader)
-    progress = tracker.build()
-    for _, reader in topology.edges:
-        reader.wire(progress, location[reader])
-    for writer in [*topology.inputs, *(operator.output for operator in topology.operators)]:
-        writer.wire(progress, location[writer], readers.get(writer, []))
-    for operator in topology.operators:
-        reached = progress.reach(location[operator.output])
-        operator.start(progress, watched[operator], any(location[reader] in reached for reader in operator.inputs))
-    return progress
 
 
 class GraphBuilder:

@@ -295,7 +295,10 @@ class ProgressTracker:
     """The pointstamps of one graph, counted per location, and the frontiers they imply.
 
     Made by ``TrackerBuilder.build``; the graph it tracks (its locations,
-    their names, the summaries of the paths between them) is fixed.
+    their names, the summaries of the paths between them) is fixed. A
+    frontier is worked out when asked for and kept until a count changes,
+    where timely's ``Tracker`` pushes each change through to every frontier
+    at once (the module docstring says why).
 
     Invariant: ``_counts[l]`` maps each version with pointstamps at location
     ``l`` to their number (positive; a version whose count reaches zero is
