@@ -1,10 +1,10 @@
 """Stage final: the complete engine, built on v5's partially ordered versions.
 
 New since v5: a package with one module per concept (``order``,
-``collection``, ``trace``, ``progress``, ``graph``, ``stream``, ``sessions``,
-``viz``, and ``operators/`` with one module per operator family, each
-family's operators beside the stream methods that build them), and what the
-documents add beyond document 002:
+``collection``, ``trace``, ``progress``, ``edges``, ``fusion``, ``graph``,
+``stream``, ``sessions``, ``viz``, and ``operators/`` with one module per
+operator family, each family's operators beside the stream methods that
+build them), and what the documents add beyond document 002:
 
 - progress tracked once per graph (``final.progress``), as timely dataflow
   does: pointstamps counted where messages wait and where operators hold
@@ -12,11 +12,15 @@ documents add beyond document 002:
   worked out from them, instead of frontier messages passed from operator
   to operator (v3..v5, as 002 teaches); loops end by the same rule, as soon
   as nothing in them can still be at a version;
+- a graph recorded as it is built and compiled once by ``finalize()``
+  (``final.graph``): its linear operators fused, then its progress tracker
+  built from the fused graph, fixed from then on, refusing a cycle that
+  does not advance versions;
 - document 000: the general linear operator
   (``explode``, ``join_function``, ``temporal_filter``), and linear operators
-  fused, when the graph is finalized, into the operator next to them: a
-  chain becomes part of the operator that alone reads it, or that it alone
-  reads from;
+  fused, when the graph is finalized, into the operator next to them
+  (``final.fusion``): a chain becomes part of the operator that alone reads
+  it, or that it alone reads from;
 - document 004: in-place ``count``, ``sum``, ``distinct`` and ``threshold``
   (running totals where versions have one coordinate), NULL-aware
   ``count_total``/``sum_total``, hierarchical ``min``/``max`` (one hierarchy
@@ -33,7 +37,9 @@ documents add beyond document 002:
   state in place;
 - ``final.viz``: graphviz diagrams (with the tracker's counts, if asked) and
   product-order plots;
-- for programs rather than lessons (``final.sessions``): input sessions that
+- the ends of a graph a user holds, apart from the edges operators use
+  (``final.sessions``): 002's input writer and connected reader, and, for
+  programs rather than lessons, input sessions that
   buffer changes and send a version's worth at once, ``Output`` handles that
   answer for any finished version, ``graph.run()`` (with CPython's cyclic
   garbage collector paused while it works, ``final.collector``), names on
@@ -45,6 +51,7 @@ Everything v5 computes, final computes the same: it runs the whole shared suite.
 """
 
 from .collection import Collection
+from .edges import DataMessage, DifferenceStreamReader, DifferenceStreamWriter
 from .errors import (
     BrokenGraphError,
     DataflowError,
@@ -55,17 +62,10 @@ from .errors import (
     RecordError,
     VersionError,
 )
-from .graph import (
-    DataMessage,
-    DifferenceStreamReader,
-    DifferenceStreamWriter,
-    FrontierMessage,
-    Graph,
-    GraphBuilder,
-)
+from .graph import Graph, GraphBuilder
 from .order import Antichain, Version
 from .progress import ProgressTracker
-from .sessions import InputSession, Output
+from .sessions import ConnectedReader, FrontierMessage, InputSession, InputWriter, Output
 from .stream import ArrangedStream, DifferenceStreamBuilder
 from .trace import Arrangement, Index
 
@@ -75,6 +75,7 @@ __all__ = [
     "ArrangedStream",
     "BrokenGraphError",
     "Collection",
+    "ConnectedReader",
     "DataMessage",
     "DataflowError",
     "DifferenceStreamBuilder",
@@ -88,6 +89,7 @@ __all__ = [
     "GraphError",
     "Index",
     "InputSession",
+    "InputWriter",
     "IterationError",
     "Output",
     "ProgressTracker",

@@ -4,13 +4,16 @@ Every error subclasses ``DataflowError`` and the builtin it refines, so callers
 may catch either (the README's section on errors). Messages name the operator, show
 the offending value and say how to fix the call.
 
-While a graph runs, an error is one of two kinds. A difference an operator
-cannot take is refused before the operator changes anything (a
-``RecordError``), and the graph stays usable. Anything else (a user's function
-raising, arriving as a ``FunctionError``; a malformed result; no fixed point)
-may leave an operator half way through a version, so the graph is broken and
-refuses every further call that would run or feed it (``BrokenGraphError``);
-what its outputs finished before is still right.
+An error comes at one of two moments. A call that hands the engine something
+malformed (a record that cannot be hashed, data at a version the frontier has
+passed, a frontier moving backwards, a graph built wrong) is refused before
+anything is buffered or sent, and the graph stays usable. Anything raised while
+a graph runs (a record an operator cannot take, such as a non-pair reaching a
+join, as a ``RecordError``; a user's function raising, as a ``FunctionError``;
+a malformed result; no fixed point) may leave an operator half way through a
+version, so the graph is broken and refuses every further call that would run
+or feed it (``BrokenGraphError``); what its outputs finished before is still
+right.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ does the same:
   an edge leaves it as it is; inside an operator it stays too, except that
   ``iterate``'s operators *extend* it with an iteration coordinate (ingress,
   enter), *truncate* it (egress), or *increment* the iteration (feedback).
+  That is the operator's ``summary``, one of ``SUMMARY_KINDS``.
 - The **frontier** at a location is the least versions a pointstamp could
   still become on its way there: the minimal ``s(p)`` over every pointstamp
   ``p`` at some location ``l`` and every summary ``s`` of a path from ``l``.
@@ -35,39 +36,52 @@ Loops need no rule of their own. Around a loop the summary adds one
 iteration, so a loop's own data at ``(v, i)`` holds back its head only from
 ``(v, i + 1)`` on, and when nothing inside the loop is at ``(v, _)`` any more
 the frontier jumps past all of ``v``'s iterations at once: the loop has
-converged at ``v``. Minimal summaries are found over simple paths: going
-around a cycle once more only adds iterations.
+converged at ``v``. A cycle whose summary does not advance a version would
+hold itself back forever, so the graph is refused when it has one.
 
-Frontiers are computed when asked for, from the locations that hold
-pointstamps now (few, however large the graph), and kept until a count
-changes; the summaries from a location are worked out the first time it
-holds one. Rust DD's names: a version is a timestamp, this is timely's
-``reachability::Tracker``.
+The graph is fixed when the tracker is made. ``GraphBuilder.finalize``
+records the compiled graph's locations and paths in a ``TrackerBuilder``
+(timely's ``reachability::Builder``), whose ``build`` checks the cycles and
+works out once, from every location, the minimal summaries of the paths
+leaving it (over simple paths: going around a cycle once more only adds
+iterations). From then on only counts change. Rust DD's names: a version is
+a timestamp; ``ChangeBatch`` is timely's.
+
+Simplification: timely's ``reachability::Tracker`` pushes every change of a
+count through the summaries at once, keeping each location's frontier up to
+date incrementally (a ``MutableAntichain`` per location). This tracker
+recomputes a frontier only when an operator asks for it, from the locations
+that hold pointstamps now (few, however large the graph), and keeps it
+until a count changes; a location's least versions are found again when a
+version appears there or leaves it.
 """
 
 from __future__ import annotations
 
+from .errors import GraphError
 from .order import Antichain, Version, minimal
 
-STEPS = ("identity", "extend", "truncate", "increment")
-"""What a step of a path does to a version: nothing, add an iteration coordinate 0, drop the last
-coordinate, add one to the last coordinate."""
+SUMMARY_KINDS = ("identity", "extend", "truncate", "increment")
+"""What an operator can do to a version on its way from an input to its output: nothing, add an iteration
+coordinate 0, drop the last coordinate, add one to the last coordinate."""
 
 
 class Summary:
     """What a path does to a version of ``dimension`` coordinates: keep its first ``keep`` coordinates,
     add ``add`` to the last of them, then append the coordinates ``tail``.
 
-    Every composition of the four steps has this form: extending appends a
+    Every composition of the four kinds has this form: extending appends a
     0, incrementing adds 1 to the last coordinate (in the tail, if there is
     one), and truncating drops the last coordinate (a tail's, else a kept
     one, whose added amount goes with it).
 
-    >>> loop = Summary(1).then("extend").then("increment")
-    >>> loop.apply(Version(3)), loop.then("truncate").apply(Version(3))
+    >>> loop = Summary(1).followed_by("extend").followed_by("increment")
+    >>> loop.apply(Version(3)), loop.followed_by("truncate").apply(Version(3))
     (Version((3, 1)), Version(3))
-    >>> Summary(2).less_equal(Summary(2).then("increment")), Summary(2).then("increment").less_equal(Summary(2))
-    (True, False)
+    >>> Summary(2).less_equal(Summary(2).followed_by("increment"))
+    True
+    >>> Summary(2).followed_by("increment").less_equal(Summary(2))
+    False
     """
 
     __slots__ = ("add", "dimension", "identity", "keep", "tail")
@@ -80,19 +94,20 @@ class Summary:
         self.identity = self.keep == dimension and not add and not tail
         """Whether it leaves every version as it is: the common case, which ``apply`` need not build."""
 
-    def then(self, step: str) -> Summary:
-        """This path followed by one more ``step`` (one of ``STEPS``)."""
+    def followed_by(self, kind: str) -> Summary:
+        """This path followed by an operator whose summary is ``kind`` (one of ``SUMMARY_KINDS``): timely's
+        ``PathSummary::followed_by``, one operator at a time."""
         dimension, keep, add, tail = self.dimension, self.keep, self.add, self.tail
-        if step == "identity":
+        if kind == "identity":
             return self
-        if step == "extend":
+        if kind == "extend":
             return Summary(dimension, keep, add, (*tail, 0))
-        if step == "increment":
+        if kind == "increment":
             if tail:
                 return Summary(dimension, keep, add, (*tail[:-1], tail[-1] + 1))
             return Summary(dimension, keep, add + 1)
-        if step != "truncate":
-            raise ValueError(f"a path step is one of {STEPS}, not {step!r}")
+        if kind != "truncate":
+            raise ValueError(f"an operator's summary is one of {SUMMARY_KINDS}, not {kind!r}")
         if tail:
             return Summary(dimension, keep, add, tail[:-1])
         return Summary(dimension, keep - 1)
@@ -115,6 +130,8 @@ class Summary:
     def less_equal(self, other: Summary) -> bool:
         """Whether this summary gives a version ``<=`` the one ``other`` gives, for every version (both
         from and to the same dimensions)."""
+        if self is other or (self.identity and other.identity):
+            return True
         for (mine_kept, mine), (theirs_kept, theirs) in zip(self._terms(), other._terms(), strict=True):
             if mine_kept and not theirs_kept:  # an input coordinate can exceed any constant
                 return False
@@ -139,48 +156,172 @@ UNCHANGED = (Summary(1),)
 (the common case, told apart by identity so that ``frontier`` applies no summary)."""
 
 
-class ProgressTracker:
-    """The pointstamps of one graph, counted per location, and the frontiers they imply.
+class ChangeBatch(list):
+    """Changes to the pointstamp counts of one location, not told to the tracker yet (timely's ``ChangeBatch``).
 
-    Invariant: ``_counts[l]`` maps each version with pointstamps at location
-    ``l`` to their number (positive; a version whose count reaches zero is
-    removed), and ``_active`` holds exactly the locations with any. ``epoch``
-    grows whenever a version appears at or leaves a location, so a frontier
-    worked out at the current epoch is still right. ``_paths[l]`` lists the
-    steps out of ``l``: ``(location, step)``. ``_reach[l]``, once worked
-    out, maps every location a path from ``l`` reaches to the minimal
-    summaries of such paths; it is forgotten when a path is added or removed.
+    A list of ``(version, delta)`` updates in the order made. An operator
+    records here the capabilities it takes and drops while it runs;
+    ``ProgressTracker.apply`` adds up each version's changes and counts the
+    sum, so a version taken and dropped before then never reaches the
+    tracker at all. The common case, a capability dropped right after it was
+    taken, cancels as it is recorded.
+
+    >>> batch = ChangeBatch()
+    >>> batch.update(Version(1), 1); batch.update(Version(2), 1); batch.update(Version(1), -1)
+    >>> batch.drain(), bool(batch)
+    ([(Version(2), 1)], False)
+
+    Invariant: the deltas at each version add up to the change not counted
+    there yet; no two neighbouring updates are at one version (``update``
+    merges them).
+    """
+
+    __slots__ = ()
+
+    def update(self, version: Version, delta: int) -> None:
+        """Record ``delta`` more pointstamps at ``version``."""
+        if self and self[-1][0] == version:
+            total = self[-1][1] + delta
+            if total:
+                self[-1] = (version, total)
+            else:
+                self.pop()
+        else:
+            self.append((version, delta))
+
+    def drain(self) -> list[tuple[Version, int]]:
+        """The changes consolidated (one per version, none that adds up to zero), leaving the batch empty."""
+        updates = self.copy()
+        self.clear()
+        if len(updates) <= 1:
+            return updates
+        totals: dict[Version, int] = {}
+        for version, delta in updates:
+            totals[version] = totals.get(version, 0) + delta
+        return [(version, delta) for version, delta in totals.items() if delta]
+
+
+class TrackerBuilder:
+    """A graph's locations and the paths between them, recorded to build its ``ProgressTracker`` once.
+
+    Timely's ``reachability::Builder``: ``GraphBuilder.finalize`` adds a
+    location for every end of every edge of the compiled graph, and a path
+    for every edge and every way through an operator; ``build`` compiles
+    them into the tracker, whose graph is fixed from then on.
+
+    Invariant: ``_paths[l]`` lists the paths out of location ``l`` as
+    ``(location, kind)``, ``kind`` the summary of the operator the path goes
+    through (``identity`` for an edge).
     """
 
     def __init__(self) -> None:
-        self.epoch = 0
-        """How many times a version has appeared at or left a location: a frontier changes only with it."""
         self._names: list[str] = []
         self._dimensions: list[int] = []
         self._paths: list[list[tuple[int, str]]] = []
-        self._counts: list[dict[Version, int]] = []
-        self._minimal: list[tuple[Version, ...] | None] = []
-        self._active: dict[int, None] = {}
-        self._reach: list[dict[int, tuple[Summary, ...]] | None] = []
-        self._frontiers: list[tuple[int, Antichain] | None] = []
         self._inputs: dict[int, str] = {}
-        self._last = Antichain.trusted(())
-
-    # -- the graph's shape ---------------------------------------------------
 
     def add_location(self, dimension: int, name: str, input_name: str | None = None) -> int:
-        """A new location whose versions have ``dimension`` coordinates; returns its number. ``input_name``
-        is given for a graph's input, whose pointstamps its user moves."""
+        """A new location, called ``name`` in messages, whose versions have ``dimension`` coordinates; returns
+        its number. ``input_name`` is given for a graph's input, whose pointstamps its user moves."""
         if input_name is not None:
             self._inputs[len(self._names)] = input_name
         self._names.append(name)
         self._dimensions.append(dimension)
         self._paths.append([])
-        self._counts.append({})
-        self._minimal.append(())
-        self._reach.append(None)
-        self._frontiers.append(None)
         return len(self._names) - 1
+
+    def add_path(self, start: int, end: int, kind: str = "identity") -> None:
+        """A path from ``start`` to ``end`` doing ``kind`` to versions (one of ``SUMMARY_KINDS``): an edge, or
+        an operator from one of its inputs to its output."""
+        self._paths[start].append((end, kind))
+
+    def build(self) -> ProgressTracker:
+        """The tracker of this graph, with no pointstamps yet.
+
+        Raises:
+            GraphError: a cycle does not advance versions (it does not pass
+                through a loop's feedback), naming its locations.
+        """
+        reach = [self._summarize(location) for location in range(len(self._names))]
+        return ProgressTracker(self._names, reach, self._inputs)
+
+    def _summarize(self, start: int, traced: bool = False) -> dict[int, tuple[Summary, ...]]:
+        """The minimal summaries of the paths from ``start`` to each location they reach: depth first,
+        keeping at each location the summaries no other one found is below (``traced``: and the path to
+        each, to name a cycle).
+
+        A path around a cycle that advances versions has a summary above the
+        one without the cycle, so the walk does not take it and ends.
+
+        Raises:
+            GraphError: a path from ``start`` back to it leaves versions where they were.
+        """
+        empty = Summary(self._dimensions[start])
+        found: dict[int, list[Summary]] = {start: [empty]}
+        stack = [(start, empty, (start,) if traced else ())]
+        while stack:
+            here, summary, path = stack.pop()
+            for there, kind in self._paths[here]:
+                candidate = summary.followed_by(kind)
+                if there == start and candidate.less_equal(empty):
+                    if not traced:  # walk again, keeping the paths, to say which cycle
+                        return self._summarize(start, traced=True)
+                    self._refuse_cycle((*path, start))
+                known = found.get(there)
+                if known is None:
+                    found[there] = [candidate]
+                else:
+                    if any(other.less_equal(candidate) for other in known):
+                        continue
+                    known[:] = [other for other in known if not candidate.less_equal(other)]
+                    known.append(candidate)
+                stack.append((there, candidate, (*path, there) if traced else ()))
+        return {
+            location: UNCHANGED if len(summaries) == 1 and summaries[0].identity else tuple(summaries)
+            for location, summaries in found.items()
+        }
+
+    def _refuse_cycle(self, cycle: tuple[int, ...]) -> None:
+        """Raise the GraphError for ``cycle``, the locations of a cycle that does not advance versions."""
+        names = " -> ".join(self._names[location] for location in cycle)
+        raise GraphError(
+            f"the graph has a cycle that does not advance versions: {names}. A version sent around it would "
+            f"hold itself back and never finish. Versions must advance around every cycle, as a loop's "
+            f"feedback makes them (one iteration more): build loops with iterate(f)"
+        )
+
+
+class ProgressTracker:
+    """The pointstamps of one graph, counted per location, and the frontiers they imply.
+
+    Made by ``TrackerBuilder.build``; the graph it tracks (its locations,
+    their names, the summaries of the paths between them) is fixed. A
+    frontier is worked out when asked for and kept until a count changes,
+    where timely's ``Tracker`` pushes each change through to every frontier
+    at once (the module docstring says why).
+
+    Invariant: ``_counts[l]`` maps each version with pointstamps at location
+    ``l`` to their number (positive; a version whose count reaches zero is
+    removed), and ``_active`` holds exactly the locations with any.
+    ``changes`` grows whenever a version appears at or leaves a location, so
+    a frontier worked out when ``changes`` had its current value is still
+    right. ``_reach[l]`` maps every location a path from ``l`` reaches to the
+    minimal summaries of such paths.
+    """
+
+    def __init__(self, names: list[str], reach: list[dict[int, tuple[Summary, ...]]], inputs: dict[int, str]) -> None:
+        self.changes = 0
+        """How many times a version has appeared at or left a location: a frontier changes only with it."""
+        self._names = names
+        self._reach = reach
+        self._inputs = inputs
+        self._counts: list[dict[Version, int]] = [{} for _ in names]
+        self._minimal: list[tuple[Version, ...] | None] = [() for _ in names]
+        self._active: dict[int, None] = {}
+        self._frontiers: list[tuple[int, Antichain] | None] = [None for _ in names]
+        self._last = Antichain.trusted(())
+
+    # -- the graph's shape ---------------------------------------------------
 
     def input_name(self, location: int) -> str | None:
         """The name of the input ``location`` is, or None if it is not one of the graph's inputs."""
@@ -190,56 +331,15 @@ class ProgressTracker:
         """What messages call ``location`` (``input 'trips'``, ``count #3``, ...)."""
         return self._names[location]
 
-    def rename(self, location: int, name: str) -> None:
-        self._names[location] = name
-
-    def connect(self, start: int, end: int, step: str = "identity") -> None:
-        """A path from ``start`` to ``end`` doing ``step`` to versions: an edge, or an operator from one of
-        its inputs to its output."""
-        self._paths[start].append((end, step))
-        self._forget_paths()
-
-    def disconnect(self, start: int, end: int) -> None:
-        """Remove the path from ``start`` to ``end`` (fusion takes an operator out of the graph)."""
-        self._paths[start] = [(there, step) for there, step in self._paths[start] if there != end]
-        self._forget_paths()
-
-    def _forget_paths(self) -> None:
-        self._reach = [None] * len(self._reach)
-        self._frontiers = [None] * len(self._frontiers)
-
     def reach(self, location: int) -> dict[int, tuple[Summary, ...]]:
         """Every location a path from ``location`` reaches, with the minimal summaries of such paths (the
         empty path included: a location reaches itself), or ``UNCHANGED`` where the one minimal path leaves
         versions as they are."""
-        found = self._reach[location]
-        if found is None:
-            found = self._reach[location] = self._summarize(location)
-        return found
+        return self._reach[location]
 
-    def _summarize(self, start: int) -> dict[int, tuple[Summary, ...]]:
-        """Depth first from ``start``, keeping at each location the summaries no other one found is below.
-
-        A path around a cycle adds an iteration, so its summary is above the
-        one without the cycle and the walk does not take it: it ends.
-        """
-        empty = Summary(self._dimensions[start])
-        found: dict[int, list[Summary]] = {start: [empty]}
-        stack = [(start, empty)]
-        while stack:
-            here, summary = stack.pop()
-            for there, step in self._paths[here]:
-                candidate = summary.then(step)
-                known = found.setdefault(there, [])
-                if any(other.less_equal(candidate) for other in known):
-                    continue
-                known[:] = [other for other in known if not candidate.less_equal(other)]
-                known.append(candidate)
-                stack.append((there, candidate))
-        return {
-            location: UNCHANGED if len(summaries) == 1 and summaries[0].identity else tuple(summaries)
-            for location, summaries in found.items()
-        }
+    def upstream(self, location: int) -> list[int]:
+        """Every location from which a path reaches ``location``, in the order they were made."""
+        return [source for source, reached in enumerate(self._reach) if location in reached]
 
     # -- counting ------------------------------------------------------------
 
@@ -257,7 +357,17 @@ class ProgressTracker:
             if not counts:
                 del self._active[location]
         self._minimal[location] = None
-        self.epoch += 1
+        self.changes += 1
+
+    def apply(self, location: int, batch: ChangeBatch) -> None:
+        """Count at ``location`` the changes ``batch`` holds, consolidated, and empty it."""
+        if len(batch) == 1:  # the common case: one capability taken, or one dropped
+            version, delta = batch.pop()
+            self.update(location, version, delta)
+            return
+        update = self.update
+        for version, delta in batch.drain():
+            update(location, version, delta)
 
     def move(self, location: int, removed: tuple[Version, ...], added: tuple[Version, ...]) -> None:
         """Replace one pointstamp at each version of ``removed`` by one at each of ``added``, at ``location``: an
@@ -276,7 +386,7 @@ class ProgressTracker:
         else:
             self._active.pop(location, None)
         self._minimal[location] = None
-        self.epoch += 1
+        self.changes += 1
 
     def held(self) -> dict[str, dict[Version, int]]:
         """Every location holding pointstamps now, by name, with its counts: all the graph's progress."""
@@ -304,12 +414,12 @@ class ProgressTracker:
         unchanged, so a caller can tell a change with ``is not``.
         """
         cached = self._frontiers[location]
-        if cached is not None and cached[0] == self.epoch:
+        if cached is not None and cached[0] == self.changes:
             return cached[1]
         elements: list[Version] = []
         reach, minimal_at = self._reach, self._minimal
         for source in self._active:
-            summaries = (reach[source] or self.reach(source)).get(location)
+            summaries = reach[source].get(location)
             if summaries is None:
                 continue
             least = minimal_at[source] or self._least_at(source)
@@ -325,7 +435,7 @@ class ProgressTracker:
             frontier = self._last
         else:
             frontier = self._last = Antichain.trusted(result)
-        self._frontiers[location] = (self.epoch, frontier)
+        self._frontiers[location] = (self.changes, frontier)
         return frontier
 
     def holding(self, location: int, version: Version) -> list[tuple[int, Antichain]]:
@@ -334,13 +444,9 @@ class ProgressTracker:
         holding = []
         for source in self._active:
             least = self._least_at(source)
-            summaries = self.reach(source).get(location, ())
+            summaries = self._reach[source].get(location, ())
             for summary in (Summary(len(least[0])),) if summaries is UNCHANGED else summaries:
                 if any(summary.apply(held).less_equal(version) for held in least):
                     holding.append((source, Antichain.trusted(least)))
                     break
         return holding
-
-    def upstream(self, location: int) -> list[int]:
-        """Every location from which a path reaches ``location``, in the order they were made."""
-        return [source for source in range(len(self._names)) if location in self.reach(source)]

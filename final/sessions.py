@@ -1,7 +1,10 @@
-"""Driving a graph: input sessions that buffer changes, and outputs that keep the consolidated result.
+"""Driving a graph: the ends of it a user holds, to feed it and to read it.
 
 Document 002's API is the one to learn from: a writer sends difference
-collections and frontiers, and a reader drains messages. A program that just
+collections and frontiers into an input (``InputWriter``, 002's
+``DifferenceStreamWriter``), and a reader connected to a stream drains its
+messages, data and then how its frontier moved (``ConnectedReader``, 002's
+``DifferenceStreamReader``, and ``FrontierMessage``). A program that just
 wants answers needs less ceremony, so final adds what Rust DD and d2ts give
 their users:
 
@@ -18,23 +21,218 @@ their users:
   frontier has not passed may still change, so reading it is refused with a
   ``VersionError`` that names the input holding it open.
 
-``GraphBuilder.new_session()`` and ``stream.output()`` make them;
-``graph.run()`` flushes every session and steps until the graph is quiet.
+``GraphBuilder.new_input()`` and ``new_session()``, and ``stream.connect_reader()``
+and ``stream.output()`` make them; ``graph.run()`` flushes every session and
+steps until the graph is quiet. They are made while the graph is built, and
+feed or read it once it is finalized.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .collection import Collection, Record, hashable
+from .edges import DataMessage, DifferenceStreamReader, DifferenceStreamWriter
 from .errors import FrontierError, FunctionError, GraphError, RecordError, VersionError
-from .operators.base import Pending
-from .order import Antichain, Version, as_version
+from .operators.base import plain
+from .order import Antichain, Version, as_version, checked_frontier, checked_version
 from .trace import add_multiplicity
 
 if TYPE_CHECKING:
-    from .graph import DifferenceStreamReader, DifferenceStreamWriter
+    from .graph import Scope, Status
+    from .progress import ProgressTracker
+
+
+class InputWriter(DifferenceStreamWriter):
+    """An input of the graph, as its user feeds it: ``send_data`` and ``send_frontier`` (002's writer).
+
+    An input's frontier is its promise: no data at versions it has passed.
+    ``GraphBuilder.new_input`` makes one; its frontier may move before the
+    graph is finalized, but data is sent only after (nothing reads the
+    input until then).
+
+    Invariant: ``frontier`` only moves forward, and no data is sent at a
+    version it has passed; once wired, the tracker counts a pointstamp at
+    its location for each element of ``frontier``.
+    """
+
+    def __init__(self, scope: Scope, status: Status, name: str) -> None:
+        super().__init__(scope)
+        self.status = status
+        self.name = name
+        """What ``graph.frontiers()``, diagrams and messages call the input."""
+        self._frontier = scope.initial_frontier
+
+    @property
+    def frontier(self) -> Antichain:
+        """The versions this input may still send data at: the user's promise."""
+        return self._frontier
+
+    @property
+    def label(self) -> str:
+        return f"input {self.name}"
+
+    def send_data(self, version: Version, collection: Collection) -> None:
+        """Send a difference collection at ``version`` (002's API).
+
+        Raises:
+            VersionError: ``version`` is not a Version, or the frontier has
+                passed it; nothing is sent.
+            RecordError: ``collection`` is not a Collection; nothing is sent.
+            GraphError: the graph is not finalized yet.
+            BrokenGraphError: the graph failed earlier.
+        """
+        self.status.check("send data to", self.name)
+        if self.progress is None:
+            self.check_finalized("send data to")
+        checked_version(version, VersionError, "the version of sent data", self.dimension)
+        if not self._frontier.less_equal_version(version):
+            raise VersionError(
+                f"data sent at {version}, but the frontier is already {self._frontier}: that version is "
+                f"finished. Send it at a version the frontier allows, e.g. {self._frontier}"
+            )
+        if not isinstance(collection, Collection):
+            raise RecordError(
+                f"send_data takes a Collection, not {type(collection).__name__}: {collection!r}; "
+                f"wrap it: Collection([(record, multiplicity), ...])"
+            )
+        self.send_trusted(version, collection)
+
+    def send_frontier(self, frontier: Antichain | Version) -> None:
+        """Promise that no more data will be sent at versions ``frontier`` has passed.
+
+        A Version stands for the antichain of just itself.
+
+        Raises:
+            FrontierError: ``frontier`` is not an Antichain or a Version, mixes
+                dimensions, or is behind the current frontier; nothing changes.
+            BrokenGraphError: the graph failed earlier.
+        """
+        self.status.check("move the frontier of", self.name)
+        frontier = checked_frontier(frontier, "a frontier", self.dimension)
+        if not self._frontier.less_equal(frontier):
+            raise FrontierError(
+                f"the frontier cannot move backwards from {self._frontier} to {frontier}; "
+                f"send a frontier at or after {self._frontier}"
+            )
+        self.send_frontier_trusted(frontier)
+
+    def send_frontier_trusted(self, frontier: Antichain) -> None:
+        """Move the frontier to ``frontier``, which is at or after it, without checks (the internal protocol:
+        for input sessions, which check versions themselves)."""
+        before, self._frontier = self._frontier, frontier
+        if self.progress is not None:  # before finalize there is no tracker yet: it starts from the frontier
+            self.progress.move(self.location, before.elements, frontier.elements)
+
+    def check_finalized(self, what: str) -> None:
+        """Raise a GraphError if the graph is not finalized yet: nothing reads this input before then."""
+        if self.progress is None:
+            raise GraphError(
+                f"cannot {what} input {self.name!r} before finalize(): the graph is not built yet, so nothing "
+                f"reads it. Build the whole graph, call builder.finalize(), then feed it"
+            )
+
+    def wire(self, progress: ProgressTracker, location: int, readers: list[DifferenceStreamReader]) -> None:
+        """``DifferenceStreamWriter.wire``, and the tracker counts the input's frontier from now on."""
+        super().wire(progress, location, readers)
+        for version in self._frontier.elements:
+            progress.update(location, version, 1)
+
+
+class FrontierMessage:
+    """A reader's frontier moved: it lost the versions ``removed`` and gained ``added`` (002's API).
+
+    Operators never see these (they ask the progress tracker); a reader the
+    user connected gets one when it drains, after the data, if its frontier
+    moved since its last drain. Frontiers travel as changes (002's closing
+    list: a frontier moving from ``[(1, 10), (2, 8), ...]`` to ``[(1, 10),
+    (2, 9), ...]`` is sent as 'replace (2, 8) with (2, 9)'): a reader applies
+    each change, in order, to the frontier it last knew,
+    ``frontier.apply(message)``. The message also carries the two antichains,
+    ``before`` and ``after``, so a reader that knew ``before`` takes ``after``
+    as it is; ``removed`` and ``added`` are worked out when first read.
+    """
+
+    __slots__ = ("_changes", "after", "before")
+
+    def __init__(self, before: Antichain, after: Antichain) -> None:
+        self.before = before
+        self.after = after
+        self._changes: tuple[tuple[Version, ...], tuple[Version, ...]] | None = None
+
+    @property
+    def removed(self) -> tuple[Version, ...]:
+        """The elements of the old frontier that the new one lacks."""
+        return self._change()[0]
+
+    @property
+    def added(self) -> tuple[Version, ...]:
+        """The elements of the new frontier that the old one lacked."""
+        return self._change()[1]
+
+    def _change(self) -> tuple[tuple[Version, ...], tuple[Version, ...]]:
+        if self._changes is None:
+            self._changes = self.before.changes_to(self.after)
+        return self._changes
+
+    def __repr__(self) -> str:
+        return f"FrontierMessage({plain(self.before)} -> {plain(self.after)})"
+
+
+class ConnectedReader(DifferenceStreamReader):
+    """A reader of a stream, for its user: ``drain`` and ``probe_frontier_less_than`` (002's reader).
+
+    ``stream.connect_reader()`` makes one; an ``Output`` reads through one.
+    It is counted by no one: nothing downstream of it waits, so what is
+    queued here holds back no frontier.
+
+    Invariant: ``_seen`` is the frontier the last ``drain`` ended with (the
+    scope's initial frontier before the first).
+    """
+
+    __slots__ = ("_seen", "status")
+
+    counted = False
+
+    def __init__(self, scope: Scope, status: Status) -> None:
+        super().__init__(scope)
+        self.status = status
+        self._seen = scope.initial_frontier
+
+    def probe_frontier_less_than(self, frontier: Antichain | Version) -> bool:
+        """Whether this stream's frontier is still before ``frontier`` (a Version stands for its antichain).
+
+        While it is, data may still arrive at some version that ``frontier``
+        has passed: step the graph until this is False. Then every such
+        version is finished and all its data has been sent (it may still be
+        queued, unread).
+        """
+        return self.frontier.less_than(checked_frontier(frontier, "the probed frontier", self.scope.dimension))
+
+    def drain(self) -> Iterator[DataMessage | FrontierMessage]:
+        """Pop and yield the queued data messages, oldest first, then a ``FrontierMessage`` if the frontier
+        moved since the last drain (002's API; operators take from ``queue`` instead).
+
+        Each message leaves the queue only when its turn comes. Before the
+        graph is finalized nothing has run, so nothing comes; once it has
+        failed the frontier stays where it was: the version being worked on
+        never finishes.
+        """
+        queue = self.queue
+        while queue:
+            yield queue.popleft()
+        progress = self.progress
+        if self.status.failure is None and progress is not None:  # before finalize, nothing has moved
+            frontier = progress.frontier(self.location)
+            if frontier is not self._seen:
+                before, self._seen = self._seen, frontier
+                if before.elements != frontier.elements:
+                    yield FrontierMessage(before, frontier)
+
+    def is_empty(self) -> bool:
+        """Whether ``drain`` would yield nothing: no data queued, and the frontier where the last drain left it."""
+        return not self.queue and (self.progress is None or self.frontier.elements == self._seen.elements)
 
 
 class InputSession:
@@ -51,7 +249,7 @@ class InputSession:
     element, or None once closed.
     """
 
-    def __init__(self, writer: DifferenceStreamWriter) -> None:
+    def __init__(self, writer: InputWriter) -> None:
         self._writer = writer
         elements = writer.frontier.elements
         self.version: Version | None = elements[0] if len(elements) == 1 else None
@@ -115,12 +313,15 @@ class InputSession:
         """Send every buffered change, one collection per version; the frontier stays where it is.
 
         Raises:
+            GraphError: there are changes to send, and the graph is not finalized yet.
             BrokenGraphError: the graph failed earlier.
         """
         writer = self._writer
         writer.status.check("flush", writer.name)
         if not self._buffer:
             return
+        if writer.progress is None and any(self._buffer.values()):
+            writer.check_finalized("send changes to")
         buffer, self._buffer, self._current = self._buffer, {}, None
         versions = buffer.items() if len(buffer) == 1 else sorted(buffer.items(), key=lambda item: tuple(item[0]))
         for version, changes in versions:
@@ -140,6 +341,7 @@ class InputSession:
         Raises:
             VersionError: ``version`` is malformed.
             FrontierError: ``version`` is behind the current version.
+            GraphError: changes are buffered, and the graph is not finalized yet.
             BrokenGraphError: the graph failed earlier.
         """
         self._writer.status.check("advance", self._writer.name)
@@ -155,7 +357,12 @@ class InputSession:
         self.version = version
 
     def close(self) -> None:
-        """Send the buffered changes and promise no more, ever: every version of this input is finished."""
+        """Send the buffered changes and promise no more, ever: every version of this input is finished.
+
+        Raises:
+            GraphError: changes are buffered, and the graph is not finalized yet.
+            BrokenGraphError: the graph failed earlier.
+        """
         self.flush()
         self._writer.send_frontier(Antichain.trusted(()))
         self.version = None
@@ -207,13 +414,13 @@ class Output:
     consolidated change (``{record: multiplicity}``, no zeros); ``_snapshot``
     is the sum of every such change but those in ``_unfolded`` (added when
     ``snapshot()`` asks, so a program that never asks does not pay for it
-    per record); ``_open`` holds what arrived at
-    versions not finished yet; ``_unannounced`` the finished versions whose
-    callbacks have not run yet, in order.
+    per record); ``_open`` maps each version not finished yet at which
+    something arrived to what arrived, consolidated; ``_unannounced`` holds
+    the finished versions whose callbacks have not run yet, in order.
     """
 
     def __init__(
-        self, reader: DifferenceStreamReader, name: str,
+        self, reader: ConnectedReader, name: str,
         on_version: Callable[[Version, dict[Record, int]], None] | None = None, history: bool = True,
     ) -> None:
         self.reader = reader
@@ -221,9 +428,9 @@ class Output:
         self.name = name
         self.history = history
         """Whether it keeps every finished version's change, to answer ``changes`` and ``at`` for any."""
-        self._frontier = reader.writer.initial
-        self._dimension = reader.writer.dimension
-        self._open = Pending(None, dict, self._dimension)
+        self._frontier = reader.scope.initial_frontier
+        self._dimension = reader.scope.dimension
+        self._open: dict[Version, dict[Record, int]] = {}
         self._changes: dict[Version, dict[Record, int]] = {}
         self._snapshot: dict[Record, int] = {}
         self._unfolded: list[Version] = []
@@ -233,7 +440,7 @@ class Output:
             self.on_version(on_version)
 
     def __repr__(self) -> str:
-        return f"Output({self.name!r}, frontier={self.frontier}, versions={len(self._changes)})"
+        return f"Output({self.name!r}, frontier={self._frontier}, versions={len(self._changes)})"
 
     @property
     def frontier(self) -> Antichain:
@@ -341,10 +548,12 @@ class Output:
         """Take in the queued changes, by version, and finish the versions the frontier has passed (the graph
         calls it after every step). Once the graph has failed the frontier stays where it was: the version
         being worked on never finishes."""
-        queue = self.reader.queue
+        queue, open_versions = self.reader.queue, self._open
         while queue:
             message = queue.popleft()
-            changes = self._open.at(message.version)
+            changes = open_versions.get(message.version)
+            if changes is None:
+                changes = open_versions[message.version] = {}
             get = changes.get
             for record, multiplicity in message.collection.updates:
                 total = get(record, 0) + multiplicity  # add_multiplicity, inlined: once per record
@@ -356,7 +565,10 @@ class Output:
             frontier = self.reader.frontier
             if frontier is not self._frontier:
                 self._frontier = frontier
-                for version, changes in self._open.pop_finished(frontier):
+                finished = sorted((version for version in open_versions if not frontier.less_equal_version(version)),
+                                  key=tuple)
+                for version in finished:
+                    changes = open_versions.pop(version)
                     if changes:
                         self._changes[version] = changes
                         self._unfolded.append(version)

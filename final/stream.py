@@ -24,7 +24,9 @@ from .order import Version
 from .sessions import Output
 
 if TYPE_CHECKING:
-    from .graph import DifferenceStreamReader, DifferenceStreamWriter, GraphBuilder, Scope
+    from .edges import DifferenceStreamReader, DifferenceStreamWriter
+    from .graph import GraphBuilder, Scope
+    from .sessions import ConnectedReader
     from .trace import Arrangement
 
 
@@ -77,7 +79,7 @@ class DifferenceStreamBuilder(*FAMILIES):
             stream._check_enters(inner)
         for stream in streams:
             stream._check_open(name)
-        readers = [stream.enter(inner).writer.new_reader() for stream in streams]
+        readers = [self.builder.new_reader(stream.enter(inner).writer) for stream in streams]
         scope = scope or inner
         writer = self.builder.add_operator(make, readers, scope, name, output)
         return DifferenceStreamBuilder(self.builder, writer, scope)
@@ -117,7 +119,7 @@ class DifferenceStreamBuilder(*FAMILIES):
                 )
             scope = scope.parent
 
-    def connect_reader(self) -> DifferenceStreamReader:
+    def connect_reader(self) -> ConnectedReader:
         """A new reader of this stream, for the user to read outputs from (002's API).
 
         Raises:
@@ -125,7 +127,7 @@ class DifferenceStreamBuilder(*FAMILIES):
         """
         self.builder.check_building("connect_reader")
         self._check_open("connect_reader")
-        return self.writer.new_reader(counted=False)
+        return self.builder.connect_reader(self.writer)
 
     def output(
         self, name: str | None = None, on_version: Callable[[Version, dict[Record, int]], None] | None = None,
@@ -152,9 +154,7 @@ class DifferenceStreamBuilder(*FAMILIES):
                 "take the output of the stream iterate returns"
             )
         name = builder.checked_name(name, f"output{len(builder.outputs)}", "output")
-        reader = self.writer.new_reader(counted=False)
-        output = Output(reader, name, on_version, history)
-        reader.owner = output
+        output = Output(builder.connect_reader(self.writer), name, on_version, history)
         builder.add_output(output)
         return output
 

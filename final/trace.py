@@ -172,36 +172,6 @@ class Index:
                         add_multiplicity(totals, value, multiplicity)
         return list(totals.items()) if totals else []
 
-    def accumulate(self, key: Key, version: Version) -> dict[Value, Multiplicity]:
-        """``key``'s values at ``version``, with every version of the key ``<= version`` merged into it.
-
-        Only for totally ordered versions, read in order by one reader that
-        has finished ``version``: every later read is at a version ``>=`` it,
-        so the merged versions need never be told apart again. Merging
-        smaller dicts into the largest costs time in proportion to the
-        changes, not the group. The dict returned belongs to the index.
-        """
-        versions = self._values.get(key)
-        if versions is None:
-            return {}
-        if len(versions) == 1 and version in versions:  # merged already
-            return versions[version]
-        merged = [other for other in versions if all(map(le, other, version))]
-        if not merged:
-            return {}
-        into = versions.pop(max(merged, key=lambda other: len(versions[other])))
-        for other in merged:
-            if other in versions:
-                for value, multiplicity in versions.pop(other).items():
-                    add_multiplicity(into, value, multiplicity)
-        if into:
-            versions[version] = into
-        elif not versions:
-            del self._values[key]
-        if len(versions) <= 1:  # nothing left for compaction to merge
-            self._dirty.discard(key)
-        return into
-
     def join(self, other: Index) -> dict[Version, list[Update]]:
         """``((key, (a, b)), m_a * m_b)`` for every ``a`` here and ``b`` in ``other`` under one key.
 

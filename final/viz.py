@@ -46,9 +46,11 @@ def _quoted(text: str) -> str:
 def to_dot(graph: Graph, pointstamps: bool = False) -> str:
     """The dot source of ``graph``: one node per input, operator, output and reader the user connected.
 
-    Read through the graph's public view (``operators``, ``inputs``,
-    ``outputs``, ``edges()``, ``scope_of()``). The feedback edge of a loop is
-    drawn dashed, going back to the loop's head. With ``pointstamps`` it also
+    Read from the compiled graph: its ``topology`` (inputs, operators in
+    topological order, outputs, and each edge by its two ends) and
+    ``scope_of()``. The feedback edge of a loop, the one edge that runs
+    against the topological order, is drawn dashed, going back to the loop's
+    head. With ``pointstamps`` it also
     shows the graph's progress as the tracker counts it (``final.progress``):
     the versions an input's frontier holds, those an operator holds back
     (its capabilities), the messages queued on each edge, by version, and
@@ -82,20 +84,21 @@ def to_dot(graph: Graph, pointstamps: bool = False) -> str:
     lines.insert(1, f'  rankdir={"TB" if loops else "LR"}; size="{MAX_WIDTH_INCHES},100";')
 
     readers = 0
-    sources = [*((writer, writer) for writer in graph.inputs), *((op.output, op) for op in graph.operators)]
-    for writer, source in sources:
-        for reader in writer.readers:
-            target = reader.owner if reader.owner is not None else reader
-            if id(target) not in node:  # a reader the user connected
-                node[id(target)] = f"reader{readers}"
-                lines.append(f'  reader{readers} [label="reader", shape=note];')
-                readers += 1
-            attributes = ["style=dashed", "constraint=false"] if getattr(source, "name", "") == "feedback" else []
-            queued = _held("queued", progress.pointstamps(reader.location), pointstamps)
-            if queued:
-                attributes.append(f'label="{_lines(*queued)}"')
-            style = f" [{', '.join(attributes)}]" if attributes else ""
-            lines.append(f"  {node[id(source)]} -> {node[id(target)]}{style};")
+    vertex = graph.topology.vertices()
+    numbers = {id(operator): operator.number for operator in graph.operators}
+    for writer, reader in graph.topology.edges:
+        source, target = vertex.get(writer, writer), vertex.get(reader, reader)
+        if id(target) not in node:  # a reader the user connected
+            node[id(target)] = f"reader{readers}"
+            lines.append(f'  reader{readers} [label="reader", shape=note];')
+            readers += 1
+        back = id(source) in numbers and numbers.get(id(target), len(numbers)) <= numbers[id(source)]
+        attributes = ["style=dashed", "constraint=false"] if back else []
+        queued = _held("queued", progress.pointstamps(reader.location), pointstamps)
+        if queued:
+            attributes.append(f'label="{_lines(*queued)}"')
+        style = f" [{', '.join(attributes)}]" if attributes else ""
+        lines.append(f"  {node[id(source)]} -> {node[id(target)]}{style};")
     lines.append("}")
     return "\n".join(lines)
 

@@ -9,39 +9,41 @@ any more, and what it counts follows what is really queued and held back.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from final import Antichain, GraphBuilder, Version
-from final.operators import CountInPlace, Reduce, SumInPlace, ThresholdInPlace
-from final.progress import STEPS, Summary
+from final import Antichain, GraphBuilder, GraphError, Version
+from final.operators import Concat, CountInPlace, Egress, Feedback, Ingress, Reduce, SumInPlace, ThresholdInPlace
+from final.progress import SUMMARY_KINDS, Summary
 from tests.programs import reachability_sessions
 
 
-def stepped(version: tuple[int, ...], steps: list[str]) -> tuple[int, ...] | None:
-    """``version`` taken through ``steps`` one at a time, as the operators of a path do; None if a step
-    truncates the last coordinate."""
-    for step in steps:
-        if step == "extend":
+def through(version: tuple[int, ...], kinds: list[str]) -> tuple[int, ...] | None:
+    """``version`` taken through operators whose summaries are ``kinds``, one at a time, as along a path;
+    None if one truncates the last coordinate."""
+    for kind in kinds:
+        if kind == "extend":
             version = (*version, 0)
-        elif step == "truncate":
+        elif kind == "truncate":
             if len(version) == 1:
                 return None
             version = version[:-1]
-        elif step == "increment":
+        elif kind == "increment":
             version = (*version[:-1], version[-1] + 1)
     return version
 
 
-@given(st.lists(st.sampled_from(STEPS), max_size=8), st.lists(st.integers(0, 5), min_size=1, max_size=3))
-def test_a_summary_does_what_its_steps_do(steps: list[str], coords: list[int]) -> None:
-    expected = stepped(tuple(coords), steps)
+@given(st.lists(st.sampled_from(SUMMARY_KINDS), max_size=8), st.lists(st.integers(0, 5), min_size=1, max_size=3))
+def test_a_summary_does_what_its_operators_do(kinds: list[str], coords: list[int]) -> None:
+    expected = through(tuple(coords), kinds)
     if expected is None:
         return  # a path never leaves the top-level scope
     summary = Summary(len(coords))
-    for step in steps:
-        summary = summary.then(step)
+    for kind in kinds:
+        summary = summary.followed_by(kind)
     assert summary.apply(Version(tuple(coords))) == expected
     if summary.identity:  # a summary that says it changes nothing changes nothing
         assert expected == tuple(coords)
@@ -52,10 +54,10 @@ def test_a_summary_does_what_its_steps_do(steps: list[str], coords: list[int]) -
 def test_summaries_compare_as_the_versions_they_give(first: list[str], second: list[str]) -> None:
     """``less_equal`` holds exactly when the first summary gives a version <= the second's for every version."""
     summaries = []
-    for steps in (first, second):
-        summary = Summary(1).then("extend")
-        for step in steps:
-            summary = summary.then(step)
+    for kinds in (first, second):
+        summary = Summary(1).followed_by("extend")
+        for kind in kinds:
+            summary = summary.followed_by(kind)
         summaries.append(summary)
     below = all(summaries[0].apply(Version(v)).less_equal(summaries[1].apply(Version(v))) for v in range(4))
     assert summaries[0].less_equal(summaries[1]) == below
@@ -75,6 +77,33 @@ def test_the_summary_around_a_loop_adds_one_iteration() -> None:
     assert {summary.apply(Version((3, 2))) for summary in through} == {Version((3, 2))}  # the empty path
     out = graph.progress.reach(feedback.inputs[0].location)[egress.output.location]
     assert [summary.apply(Version((3, 2))) for summary in out] == [Version(3)]
+
+
+def back_through_concat(builder: GraphBuilder, head: Any, back: Any) -> None:
+    head.add_operator(Concat, "concat", [head], output=back.writer)
+
+
+def back_through_a_loop_left_again(builder: GraphBuilder, head: Any, back: Any) -> None:
+    """Into a loop scope, one iteration on, and out again: the iteration added is dropped with the coordinate."""
+    scope = builder.new_scope(head.scope)
+    inside = head.add_operator(Ingress, "ingress", scope=scope)
+    fed_back = inside.add_operator(lambda inputs, output: Feedback(inputs, output, 10), "feedback")
+    fed_back.add_operator(Egress, "egress", scope=head.scope, output=back.writer)
+
+
+@pytest.mark.parametrize("close", [back_through_concat, back_through_a_loop_left_again])
+def test_a_cycle_that_does_not_advance_versions_is_refused(close) -> None:
+    """Timely's reachability builder checks the same (``is_acyclic``): a version sent around such a cycle would
+    hold itself back at the head forever, so finalize refuses the graph and names the cycle."""
+    builder = GraphBuilder(0)
+    numbers, _ = builder.new_session("numbers")
+    back = numbers.stream_of(builder.new_writer(numbers.scope), numbers.scope)
+    head = numbers.concat(back)
+    close(builder, head, back)
+    head.output("out")
+    with pytest.raises(GraphError, match=r"a cycle that does not advance versions: concat #0 -> .* -> concat #0\. "
+                                         r".* build loops with iterate"):
+        builder.finalize()
 
 
 edge_lives = st.lists(st.tuples(st.tuples(st.integers(0, 3), st.integers(0, 3)), st.integers(0, 3),

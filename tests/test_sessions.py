@@ -274,7 +274,7 @@ def test_the_graph_shows_its_shape() -> None:
     depths = {operator.name: graph.scope_of(operator).depth for operator in graph.operators}
     assert depths["ingress"] == depths["join"] == depths["feedback"] == 1 and depths["egress"] == 0
     (feedback,) = [operator for operator in graph.operators if operator.name == "feedback"]
-    entries = [operator for operator in graph.operators if operator.step == "extend"]  # into the loop
+    entries = [operator for operator in graph.operators if operator.summary == "extend"]  # into the loop
     assert sorted(entry.name for entry in entries) == ["enter", "enter", "ingress"]
     upstream = graph.progress.upstream(feedback.inputs[0].location)
     assert all(entry.output.location in upstream for entry in entries)

@@ -35,7 +35,7 @@ from .base import StreamMethods
 from .reduce import EXACT, NON_NULL, NOTHING, ROWS, InPlace, exact_sum, replace_output
 
 if TYPE_CHECKING:
-    from ..graph import DifferenceStreamWriter
+    from ..edges import DifferenceStreamWriter
 
 BITS_PER_ROUND = 4
 """004: 'we currently increase shift by 4 each round': groups of about 16 values per round."""
@@ -370,7 +370,7 @@ class AggregateInPlace(InPlace):
     with something left in it.
     """
 
-    needs_pairs = ""  # records of any shape: ``key`` picks the group
+    needs_pairs = False  # records of any shape: ``key`` picks the group
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter, key: Callable[[Any], Any],
                  named: Mapping[str, tuple[str, Callable[[Any], Any]]]) -> None:

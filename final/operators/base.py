@@ -10,28 +10,37 @@ Source: document 002, "v2" to "v5/vFinal"; Rust DD's operators are timely
 dataflow operators.
 
 The internal protocol: what an operator family (a module of
-``final.operators``) may use, and nothing else of the engine.
+``final.operators``) uses of the rest of the engine. Everything a family
+touches is listed here; it reads no other attribute of the engine.
 
 - Building, in a family's stream methods (``final.stream``):
   ``stream.add_operator(make, name, others=(), scope=None, output=None)``
   wires an operator ``make(readers, writer)`` reading this stream and
-  ``others`` and returns its output stream; ``stream.scope``,
-  ``stream.builder``, ``stream.arrangement`` and
+  ``others`` and returns its output stream; ``stream.enter(scope)``;
+  ``stream.scope`` (and its ``depth``), ``stream.builder``,
+  ``stream.writer`` (and its ``dimension``), ``stream.arrangement`` and
   ``stream.with_arrangement(arrangement)``; ``checked_function``,
   ``checked_stream``.
+- Loops (``iterate``): ``builder.new_scope(scope)`` for a loop's scope, one
+  coordinate deeper; ``builder.new_writer(scope)`` for its feedback edge,
+  made before the body that reads it and written by the operator
+  ``add_operator(..., output=writer)`` builds after the body;
+  ``stream.stream_of(writer, scope)``; ``scope.closed = True`` once the loop
+  is built.
 - Sending: ``Operator.send(version, updates)`` and ``forward(version,
   collection)``; under them ``writer.send_trusted(version, collection)``.
   Operators send only at versions ``>=`` what caused them: the message being
   handled, or a version held in ``pending``.
-- Holding versions back: ``Pending`` (``self.pending``), which holds a
-  capability for every version it keeps, and releases those
-  ``pop_finished`` took once ``on_frontier`` has sent them.
+- Holding versions back: ``Pending`` (``self.pending``), which takes a
+  capability for every version it keeps and drops those ``pop_finished``
+  took; ``Operator.run`` tells the tracker once the operator has sent them.
 - Reading: ``reader.queue`` (``Operator.run`` takes from it), ``collection.updates``,
   ``Collection.trusted(updates)``, ``Version.trusted``, ``Antichain.trusted``,
   ``Index.trusted`` and ``Index.add_trusted``, for what the engine built
   itself and so needs no checks ("trusted" always means that);
-  ``self.progress.frontier(location)`` for another frontier than the one
-  ``on_frontier`` is given.
+  ``self.input_frontier``, ``self.output.dimension``, and
+  ``self.progress.frontier(reader.location)`` for another frontier than the
+  one ``on_frontier`` is given.
 - Failing: raise; ``Operator.run`` reports it (``_fail``), and the graph is broken.
 """
 
@@ -44,9 +53,11 @@ from typing import TYPE_CHECKING, Any
 from ..collection import Collection, Update, checked_pairs
 from ..errors import DataflowError, FunctionError, GraphError
 from ..order import Antichain, Version
+from ..progress import ChangeBatch
 
 if TYPE_CHECKING:
-    from ..graph import DifferenceStreamReader, DifferenceStreamWriter
+    from ..edges import DifferenceStreamReader, DifferenceStreamWriter
+    from ..progress import ProgressTracker
 
 
 Logic = Callable[[Version, list[Update]], Iterable[tuple[Version, list[Update]]]]
@@ -136,10 +147,13 @@ def checked_function(f: Any, operator: str) -> None:
 class Operator:
     """A vertex with input readers and one output writer.
 
-    ``step`` is what the operator does to versions from any input to its
+    ``summary`` is what the operator does to versions from any input to its
     output, for the progress tracker: ``identity`` (an operator sends at the
     versions, or later, of the data that caused it), or ``extend``,
     ``truncate`` and ``increment`` for a loop's operators.
+
+    An operator is made while the program is built; ``GraphBuilder.finalize``
+    numbers the operators it keeps and ``start``s them in the compiled graph.
 
     Failures: anything raised while handling a message or finishing versions,
     from the engine or from a function the user gave, reaches the caller as
@@ -153,36 +167,43 @@ class Operator:
     frontier of its inputs it last acted on.
     """
 
-    needs_pairs = ""
-    """The family named when a record arriving is not a ``(key, value)`` pair of hashables (``join``,
-    ``reduce``); empty for operators that take any record."""
-    step = "identity"
-    """What the operator does to versions, from input to output (``final.progress.STEPS``)."""
+    needs_pairs = False
+    """Whether every record arriving must be a ``(key, value)`` pair of hashables (joins, reductions)."""
+    kind = ""
+    """The operation that refuses a record which is not a pair, as messages name it: ``reduce`` for every
+    reduction, as every stage says, or ``join``, ``half_join``, ``arrange``."""
+    summary = "identity"
+    """What the operator does to versions, from input to output (one of ``final.progress.SUMMARY_KINDS``)."""
     always_waits = False
     """Whether it acts on every move of its input frontier, not only while it keeps data back (``pending``):
     operators whose indexes compact as versions finish."""
-    in_cycle = False
-    """Whether a path leads from its output back to its inputs (it is inside a loop), set by ``finalize``:
-    then what it keeps back must be counted before it reads its own frontier."""
 
     def __init__(self, inputs: list[DifferenceStreamReader], output: DifferenceStreamWriter) -> None:
         self.inputs = inputs
         self.output = output
-        self.progress = output.progress
         self.name = type(self).__name__.lower()
         """What the user called to make this operator (``count``, ``join``, ...), set by the builder."""
         self.number = 0
-        """Its position in the finished graph's topological order, set by ``finalize``."""
+        """Its position in the compiled graph's topological order, set by ``finalize``."""
         self.pending: Pending | None = None
         """What it keeps back until versions finish, if anything (set by operators that do)."""
         # The graph is not running yet: every input is where its edges start.
-        self.input_frontier = output.initial
-        if len(inputs) == 1:
-            self.watched = inputs[0].location
-        else:  # a location of its own that every input leads to: its frontier is their meet
-            self.watched = self.progress.add_location(output.dimension, "inputs")
-            for reader in inputs:
-                self.progress.connect(reader.location, self.watched)
+        self.input_frontier = inputs[0].scope.initial_frontier
+        self.progress: ProgressTracker | None = None
+        """The graph's progress tracker, from ``start`` on."""
+        self.watched = -1
+        """The location whose frontier is its input frontier, from ``start`` on."""
+        self.in_cycle = False
+        """Whether a path leads from its output back to its inputs (it is inside a loop), from ``start`` on:
+        then what it keeps back holds back its own input, and is counted before it reads its frontier."""
+
+    def start(self, progress: ProgressTracker, watched: int, in_cycle: bool) -> None:
+        """Take its place in the compiled graph (``GraphBuilder.finalize``, once): ``progress`` is the graph's
+        tracker, ``watched`` the location whose frontier is its input frontier (its input's, or one every
+        input leads to), ``in_cycle`` whether its output leads back to its inputs."""
+        self.progress = progress
+        self.watched = watched
+        self.in_cycle = in_cycle
 
     def run(self, budget: int | None = None) -> int:
         """Handle queued messages, at most ``budget`` of them (all, if None), then act on the frontier; return
@@ -210,7 +231,7 @@ class Operator:
                 for at, collection in taken:
                     if self.needs_pairs:
                         try:
-                            checked_pairs(collection.updates, self.needs_pairs)
+                            checked_pairs(collection.updates, self.kind)
                         except DataflowError as error:
                             self._fail(error, f"at version {at}")
                     try:
@@ -220,8 +241,9 @@ class Operator:
                 update(reader.location, version, -1)
         pending = self.pending
         if pending or self.always_waits:
-            if self.in_cycle and pending is not None:  # around the loop, what it holds back holds back its input
-                pending.hold()
+            if self.in_cycle and pending is not None and pending.capabilities:
+                # Around the loop, what it holds back holds back its own input: count it first.
+                self.progress.apply(self.output.location, pending.capabilities)
             frontier = self.progress.frontier(self.watched)
             if frontier is not self.input_frontier:
                 self.input_frontier = frontier
@@ -229,8 +251,10 @@ class Operator:
                     self.on_frontier(frontier)
                 except Exception as error:
                     self._fail(error, f"finishing the versions before {plain(frontier)}")
-        if pending is not None:
-            pending.settle()
+        if pending is not None and pending.capabilities:
+            # Told at the end of its turn, when no other operator is reading a frontier: a version that
+            # arrives and finishes in one turn is never counted at all.
+            self.progress.apply(self.output.location, pending.capabilities)
         return handled
 
     @property
@@ -294,11 +318,12 @@ class Pending(dict):
     capability at the operator's output.
 
     A version kept here is one the operator will still send at (or, for a
-    loop's feedback, one iteration on: ``capability``), so the progress
-    tracker counts a pointstamp there for as long as it is kept: no frontier
-    downstream passes it too early. ``pop_finished`` takes the versions the
-    frontier has passed; ``release`` drops their pointstamps once the
-    operator has sent what they held (``Operator.run`` calls ``settle``).
+    loop's feedback, one iteration on: ``capability``), so it takes a
+    capability there for as long as it is kept, and the tracker counts it: no
+    frontier downstream passes it too early. ``pop_finished`` takes the
+    versions the frontier has passed and drops their capabilities.
+    ``capabilities`` collects both changes until ``Operator.run`` tells the
+    tracker, after the operator has sent what the finished versions held.
 
     In a total order (one coordinate) the finished versions are the least
     ones, so they come off the top of a min-heap, each in ``O(log n)``: a long
@@ -306,73 +331,44 @@ class Pending(dict):
     nothing per frontier until they come due. With partially ordered versions
     every pending version is checked against the frontier.
 
-    Invariant: the tracker counts one pointstamp (at ``capability(version)``)
-    for each pending version but those made since the last ``hold``
-    (``_unheld``), and for each version popped and not released yet
-    (``_popped``); in a total order ``_heap`` holds ``(coordinate, version)``
-    for each pending version.
+    Invariant: ``capabilities`` plus what the tracker counts at the output
+    for this operator is one pointstamp (at ``capability(version)``) per
+    pending version; in a total order ``_heap`` holds ``(coordinate,
+    version)`` for each pending version.
     """
 
-    __slots__ = ("_capability", "_heap", "_location", "_make", "_popped", "_unheld", "_update")
+    __slots__ = ("_capability", "_heap", "_make", "capabilities")
 
-    def __init__(self, holder: Operator | None, make: Callable[[], Any], dimension: int | None = None,
+    def __init__(self, holder: Operator, make: Callable[[], Any],
                  capability: Callable[[Version], Version] | None = None) -> None:
         """Pending versions of ``holder``'s inputs, for which it holds capabilities at its output; ``make()``
         is what is kept for a new one (a list, a set); ``capability(version)`` is the version it will send
-        at, if not ``version`` itself. Without a holder (an ``Output`` keeping unfinished versions) nothing is
-        held, and ``dimension`` says how many coordinates versions have."""
+        at, if not ``version`` itself."""
         super().__init__()
-        if holder is not None:
-            dimension = holder.output.dimension
-        self._heap: list[tuple[int, Version]] | None = [] if dimension == 1 else None
+        self._heap: list[tuple[int, Version]] | None = [] if holder.output.dimension == 1 else None
         self._make = make
         self._capability = capability
-        self._update = holder.progress.update if holder is not None else None
-        self._location = holder.output.location if holder is not None else None
-        self._popped: list[Version] = []
-        self._unheld: set[Version] = set()
+        self.capabilities = ChangeBatch()
+        """The capabilities taken and dropped since the tracker was last told."""
 
     def at(self, version: Version) -> Any:
-        """What is kept for ``version``, made (and the version held) if there is nothing yet."""
+        """What is kept for ``version``, made (and its capability taken) if there is nothing yet."""
         entry = self.get(version)
         if entry is None:
             entry = self[version] = self._make()
             if self._heap is not None:
                 heappush(self._heap, (version[0], version))
-            if self._update is not None:
-                self._unheld.add(version)
+            capability = self._capability
+            self.capabilities.update(version if capability is None else capability(version), 1)
         return entry
-
-    def hold(self) -> None:
-        """Count a pointstamp for every version made since the last ``hold`` and still pending.
-
-        ``Operator.run`` calls it at the end of the operator's turn (and, in
-        a loop, before it reads its frontier): an operator that is not in a
-        loop does not hold back its own input, and no other operator reads a
-        frontier during its turn, so a version that arrives and finishes in
-        one turn is never counted at all.
-        """
-        if self._unheld:
-            capability, update, location = self._capability, self._update, self._location
-            for version in self._unheld:
-                if version in self:
-                    update(location, version if capability is None else capability(version), 1)
-            self._unheld.clear()
 
     def size(self) -> int:
         """How many versions are pending, plus everything kept for them."""
         return sum(1 + len(entry) for entry in self.values())
 
-    def settle(self) -> None:
-        """At the end of the operator's turn: ``release`` the versions it finished, ``hold`` the new ones."""
-        if self._popped:
-            self.release()
-        if self._unheld:
-            self.hold()
-
     def pop_finished(self, frontier: Antichain) -> list[tuple[Version, Any]]:
-        """Remove the versions ``frontier`` has passed; return them, each after every version less than it,
-        with what was kept for them. They stay held until ``release``."""
+        """Remove the versions ``frontier`` has passed, and drop their capabilities; return them, each after
+        every version less than it, with what was kept for them."""
         if self._heap is None:
             done = sorted((v for v in self if not frontier.less_equal_version(v)), key=tuple)
         else:
@@ -380,14 +376,7 @@ class Pending(dict):
             bound = frontier.elements[0][0] if frontier.elements else None  # None: everything is finished
             while heap and (bound is None or heap[0][0] < bound):
                 done.append(heappop(heap)[1])
-        if self._update is not None:
-            unheld = self._unheld
-            self._popped += [version for version in done if version not in unheld]
+        capability, update = self._capability, self.capabilities.update
+        for version in done:
+            update(version if capability is None else capability(version), -1)
         return [(version, self.pop(version)) for version in done]
-
-    def release(self) -> None:
-        """Drop the pointstamps of the versions ``pop_finished`` took: their data has been sent."""
-        capability, update, location = self._capability, self._update, self._location
-        for version in self._popped:
-            update(location, version if capability is None else capability(version), -1)
-        self._popped = []

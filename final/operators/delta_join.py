@@ -20,7 +20,7 @@ from ..trace import Index
 from .base import Operator, StreamMethods, checked_stream
 
 if TYPE_CHECKING:
-    from ..graph import DifferenceStreamWriter
+    from ..edges import DifferenceStreamWriter
 
 
 Constraint = tuple[int, Callable[[Any], Any], int, Callable[[Any], Any]]

@@ -5,7 +5,7 @@ iteration: the input enters the loop at iteration 0 and is retracted at
 iteration 1, the body's output comes back one iteration on, and leaves the
 loop with the iteration coordinate dropped. Streams from outside the loop
 that the body reads enter it unchanged at every iteration. For the progress
-tracker these operators are the path steps that change versions (extend,
+tracker these are the operators whose summaries change versions (extend,
 increment, truncate), so a loop ends by the same rule as everything else:
 when nothing in it can still be at a version. Source: document 002, "v4:
 Multidimensional versions" and the liveness section of "v5/vFinal".
@@ -23,7 +23,7 @@ from .base import Operator, Pending, StreamMethods, checked_function
 from .reduce import Consolidate
 
 if TYPE_CHECKING:
-    from ..graph import DifferenceStreamWriter
+    from ..edges import DifferenceStreamWriter
 
 
 class Ingress(Operator):
@@ -35,7 +35,7 @@ class Ingress(Operator):
     exactly the fed-back ``f(...)`` from iteration 1 on.
     """
 
-    step = "extend"
+    summary = "extend"
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         entered = version.extend()
@@ -50,7 +50,7 @@ class Enter(Operator):
     (``edges`` in reachability) is the same at every iteration. Rust DD's ``enter``.
     """
 
-    step = "extend"
+    summary = "extend"
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self.forward(version.extend(), collection)
@@ -63,7 +63,7 @@ class Egress(Operator):
     to the fixed point at ``v``.
     """
 
-    step = "truncate"
+    summary = "truncate"
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
         self.forward(version.truncate(), collection)
@@ -92,7 +92,7 @@ class Feedback(Consolidate):
         IterationError: a version needs more than ``max_iterations`` iterations.
     """
 
-    step = "increment"
+    summary = "increment"
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter, max_iterations: int) -> None:
         super().__init__(inputs, output)

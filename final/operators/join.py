@@ -33,7 +33,7 @@ from ..trace import Arrangement, Index
 from .base import Operator, Pending, StreamMethods, checked_stream
 
 if TYPE_CHECKING:
-    from ..graph import DifferenceStreamWriter
+    from ..edges import DifferenceStreamWriter
 
 
 class _OwnIndex:
@@ -106,6 +106,7 @@ class Join(Operator):
     """
 
     always_waits = True  # its indexes compact as versions finish
+    kind = "join"
 
     def __init__(
         self, inputs: list, output: DifferenceStreamWriter, arrangements: tuple[Arrangement | None, ...] = (None, None)
@@ -113,7 +114,7 @@ class Join(Operator):
         super().__init__(inputs, output)
         self._sides = tuple(_SharedArrangement(a) if a is not None else _OwnIndex() for a in arrangements)
         # A side read through a shared arrangement was checked by the operator that arranged it.
-        self.needs_pairs = "join" if any(arrangement is None for arrangement in arrangements) else ""
+        self.needs_pairs = any(arrangement is None for arrangement in arrangements)
 
     def indexes(self, side: int) -> list[Index]:
         """The indexes that together hold what input ``side`` has sent so far (its own, or a shared
@@ -153,7 +154,8 @@ class HalfJoin(Operator):
     """
 
     always_waits = True  # pending updates wait for the other input, and its index compacts as versions finish
-    needs_pairs = "half_join"
+    needs_pairs = True
+    kind = "half_join"
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement | None = None) -> None:
         super().__init__(inputs, output)
@@ -194,7 +196,8 @@ class Arrange(Operator):
     """
 
     always_waits = True  # the arrangement compacts as versions finish
-    needs_pairs = "arrange"
+    needs_pairs = True
+    kind = "arrange"
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement) -> None:
         super().__init__(inputs, output)

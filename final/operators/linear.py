@@ -8,7 +8,7 @@ operators"): ``map``, ``filter``, ``flat_map`` and ``negate`` keep an update's
 version, ``explode`` multiplies multiplicities, ``join_function`` (and the
 temporal filter built on it) joins its version with others in the lattice.
 Finalizing the graph fuses them into the operators next to them
-(``final.graph``). Source: document 000 ("Generalizing linear operators"),
+(``final.fusion``). Source: document 000 ("Generalizing linear operators"),
 document 002, "v2".
 """
 
@@ -24,7 +24,7 @@ from ..order import Antichain, Version, as_version
 from .base import Logic, Operator, StreamMethods, apply_logic, checked_function, checked_stream
 
 if TYPE_CHECKING:
-    from ..graph import DifferenceStreamWriter
+    from ..edges import DifferenceStreamWriter
 
 
 class LinearUnaryOperator(Operator):
@@ -32,7 +32,7 @@ class LinearUnaryOperator(Operator):
 
     Right for any logic that is linear, ``logic(a + b) == logic(a) + logic(b)``,
     and never moves an update to a version before its own (it joins
-    versions): its step is the identity.
+    versions): its summary is the identity.
     """
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter, logic: Logic) -> None:

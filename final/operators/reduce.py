@@ -51,7 +51,7 @@ from ..trace import Index, add_multiplicity
 from .base import Operator, Pending, StreamMethods, checked_function
 
 if TYPE_CHECKING:
-    from ..graph import DifferenceStreamWriter
+    from ..edges import DifferenceStreamWriter
 
 
 class Reduce(Operator):
@@ -82,7 +82,8 @@ class Reduce(Operator):
     whose output may change at it.
     """
 
-    needs_pairs = "reduce"
+    needs_pairs = True
+    kind = "reduce"
 
     def __init__(
         self, inputs: list, output: DifferenceStreamWriter, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]],
@@ -224,7 +225,8 @@ class InPlace(Operator):
     Invariant: ``pending`` holds, per unfinished version, the lists of updates that arrived at it.
     """
 
-    needs_pairs = "reduce"
+    needs_pairs = True
+    kind = "reduce"
 
     def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
         super().__init__(inputs, output)
@@ -360,7 +362,9 @@ class ThresholdInPlace(InPlace):
     Invariant: ``_records`` maps every record whose multiplicity is not zero to it.
     """
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, f: Callable[[int], int], needs_pairs: str) -> None:
+    def __init__(
+        self, inputs: list, output: DifferenceStreamWriter, f: Callable[[int], int], needs_pairs: bool
+    ) -> None:
         super().__init__(inputs, output)
         self._f = f
         self.needs_pairs = needs_pairs
@@ -488,7 +492,7 @@ class ReduceMethods(StreamMethods):
         """Each ``(key, value)`` with positive multiplicity, once."""
         if self._in_place():
             return self.add_operator(
-                lambda inputs, output: ThresholdInPlace(inputs, output, _positive, "reduce"), "distinct")
+                lambda inputs, output: ThresholdInPlace(inputs, output, _positive, True), "distinct")
         return self.reduction(distinct_values, "distinct")
 
     def threshold(self, f: Callable[[int], int]) -> Any:
@@ -500,7 +504,7 @@ class ReduceMethods(StreamMethods):
         """
         checked_function(f, "threshold")
         if self._in_place():
-            return self.add_operator(lambda inputs, output: ThresholdInPlace(inputs, output, f, ""), "threshold")
+            return self.add_operator(lambda inputs, output: ThresholdInPlace(inputs, output, f, False), "threshold")
 
         def apply(values: Values) -> Values:
             ((_, multiplicity),) = values
@@ -529,6 +533,10 @@ class ReduceMethods(StreamMethods):
         no output. Equal to ``count()`` whenever multiplicities are not
         negative (``count`` keeps a key's values, so that a key whose values
         are there but add up to 0 counts 0).
+
+        Not Rust DD's ``count_total``, which counts each whole record and is
+        ``count`` for totally ordered times: here "total" is 004's running
+        total of rows per key, kept as a multiplicity, for any versions.
         """
         rows = self.explode(lambda record: [((key_value(record, "count_total")[0], ROWS), 1)])
         return rows.totals(lambda totals: totals.get(ROWS, 0) or None, "count_total")

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
-from ..graph import DifferenceStreamBuilder
+from ..stream import DifferenceStreamBuilder
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,8 @@ def markdown(table: dict, note: str) -> str:
     return "\n\n".join([
         BEGIN, note,
         "Median update latency of final, and every other engine's as a ratio to it (per change for W1b and W2b):",
-        summary(table), "The targets for final (issue 20's, again issue 30's; the memory rows are issue 13's, issue 20's for W4):",
+        summary(table),
+        "The targets for final (issue 20's, again issue 30's; the memory rows are issue 13's, issue 20's for W4):",
         "\n".join(rows),
         "<details><summary>Every run</summary>\n\n" + details(table) + "\n\n</details>",
         "![update latency against N](peers_latency.png)\n\n![per change in versions of 1,000]"
