@@ -22,21 +22,24 @@ question: Rust frees memory when its owner goes.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 PAUSE = True
 """Whether graphs pause the cyclic collector while they run (see the module docstring)."""
 
 
-@contextmanager
-def paused() -> Iterator[None]:
-    """The collector off for the ``with`` block if ``PAUSE`` (and it was on), then as it was."""
-    if not PAUSE or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+class paused:  # lower case: it reads as a function, ``with collector.paused():``
+    """The collector off for a ``with`` block if ``PAUSE`` (and it was on), then as it was.
+
+    Blocks nest: an inner one finds the collector off already and leaves it so.
+    """
+
+    __slots__ = ("_resume",)
+
+    def __enter__(self) -> None:
+        self._resume = PAUSE and gc.isenabled()
+        if self._resume:
+            gc.disable()
+
+    def __exit__(self, *_: object) -> None:
+        if self._resume:
+            gc.enable()

@@ -186,23 +186,20 @@ class Graph:
             raise GraphError(
                 f"step takes a budget of at least 1 message per operator, or None for no limit, not {budget!r}"
             )
-        with collector.paused():
-            return self._step(budget)
-
-    def _step(self, budget: int | None) -> int:
         progress = self.progress
         changes = progress.changes
         handled = 0
         operator = None
-        try:
-            for operator in self._operators:
-                handled += operator.run(budget)
-        except BaseException as error:  # even an interrupt leaves the operator half way through a message
-            self._status.fail(f"{type(error).__name__} in {operator.label if operator else 'the graph'}")
-            error.add_note("The graph is broken now: it refuses to run or take input. Build it again.")
-            raise
-        for output in self.topology.outputs:
-            output.read()
+        with collector.paused():
+            try:
+                for operator in self._operators:
+                    handled += operator.run(budget)
+            except BaseException as error:  # even an interrupt leaves the operator half way through a message
+                self._status.fail(f"{type(error).__name__} in {operator.label if operator else 'the graph'}")
+                error.add_note("The graph is broken now: it refuses to run or take input. Build it again.")
+                raise
+            for output in self.topology.outputs:
+                output.read()
         return handled + progress.changes - changes
 
     def run(self, max_steps: int = MAX_STEPS) -> int:
@@ -220,17 +217,14 @@ class Graph:
             and whatever ``step`` raises.
         """
         self._status.check("run")
-        with collector.paused():
-            return self._run(max_steps)
-
-    def _run(self, max_steps: int) -> int:
-        for session in self._sessions:
-            session.flush()
-        if not self._loops:  # every change an operator makes reaches only operators after it: one step will do
-            return 1 if self._step(None) else 0
-        for steps in range(max_steps):
-            if not self._step(None):
-                return steps
+        with collector.paused():  # a step within pauses it again: a no-op
+            for session in self._sessions:
+                session.flush()
+            if not self._loops:  # every change an operator makes reaches only operators after it: one step will do
+                return 1 if self.step() else 0
+            for steps in range(max_steps):
+                if not self.step():
+                    return steps
         busy = [operator.label for operator in self._operators if any(reader.queue for reader in operator.inputs)]
         raise GraphError(
             f"the graph is not quiet after {max_steps} steps; still busy: {', '.join(busy[:5]) or 'nothing'}. "
