@@ -306,6 +306,18 @@ def add_multiplicity(totals: dict[Value, Multiplicity], value: Value, multiplici
         totals.pop(value, None)
 
 
+def add_presence(totals: dict[Value, Multiplicity], value: Value, multiplicity: Multiplicity) -> int:
+    """``add_multiplicity``, and how the value's presence moved: 1 if its total became positive, -1 if it
+    stopped being positive, else 0 (what ``distinct`` and ``min``/``max`` see of a value)."""
+    old = totals.get(value, 0)
+    total = old + multiplicity
+    if total:
+        totals[value] = total
+    else:
+        totals.pop(value, None)
+    return (total > 0) - (old > 0)
+
+
 class Arrangement:
     """A shared arrangement: one collection's differences, indexed by key, read by many operators.
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..collection import Update, Values, incomparable, key_value, max_values, min_values
 from ..errors import GraphError
+from ..trace import add_presence
 from .base import StreamMethods
 from .reduce import EXACT, NON_NULL, NOTHING, ROWS, InPlace, exact_sum, replace_output
 
@@ -198,18 +199,11 @@ class Hierarchy:
             if len(values) + len(changes) <= FANOUT or shift < 0:
                 gained = bucket.gained
                 for value, multiplicity in changes:
-                    if multiplicity:
-                        old = values.get(value, 0)
-                        total = old + multiplicity
-                        if total:
-                            values[value] = total
-                        else:
-                            del values[value]
-                        if (total > 0) != (old > 0):
-                            if total > 0:
-                                gained.append(value)
-                            else:
-                                bucket.lost = True
+                    moved = add_presence(values, value, multiplicity)
+                    if moved > 0:
+                        gained.append(value)
+                    elif moved < 0:
+                        bucket.lost = True
                 return
             # Split before adding, so that a value is routed once, not put in the leaf and then moved.
             bucket.values, bucket.buckets, bucket.lost = None, {}, True
@@ -410,8 +404,7 @@ class AggregateInPlace(InPlace):
                     group = groups.get(key)
                     if group is None:
                         group = groups[key] = _Group(*shape)
-                    if key not in before:
-                        before[key] = group.output
+                    before.setdefault(key, group.output)
                     group.rows += multiplicity
                     for position, value_of in counts:
                         if value_of(record) is not None:
@@ -425,14 +418,7 @@ class AggregateInPlace(InPlace):
                     for position, value_of in distinct:
                         value = value_of(record)
                         if value is not None:
-                            values = group.distinct[position]
-                            old = values.get(value, 0)
-                            total = old + multiplicity
-                            if total:
-                                values[value] = total
-                            else:
-                                del values[value]
-                            group.positive[position] += (total > 0) - (old > 0)
+                            group.positive[position] += add_presence(group.distinct[position], value, multiplicity)
                     if extremes:
                         values = tuple([value_of(record) for value_of in extremes])
                         for value in values:
