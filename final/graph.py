@@ -33,10 +33,11 @@ graphs; a stream here is its ``Collection`` of a scope.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import collector, viz
+from .collection import Record
 from .edges import DifferenceStreamReader, DifferenceStreamWriter, Topology
 from .errors import BrokenGraphError, FrontierError, GraphError
 from .fusion import fuse
@@ -279,6 +280,7 @@ class GraphBuilder:
         self._outputs: list[Output] = []
         self._edges: list[tuple[DifferenceStreamWriter, DifferenceStreamReader]] = []
         self._sessions: list[InputSession] = []
+        self._constants: list[InputSession] = []
         self._names: list[str] = []
         self._finalized = False
 
@@ -311,6 +313,23 @@ class GraphBuilder:
         self._sessions.append(session)
         return stream, session
 
+    def constant(self, records: Iterable[Record], name: str | None = None) -> DifferenceStreamBuilder:
+        """An input that holds ``records`` (each once) at the first version and never changes.
+
+        Its session is closed when the graph is finalized: every version of
+        this input is finished from the start, so it never holds back a
+        frontier. SQL needs it where a result exists without any input row: a
+        global aggregate's one row over an empty table.
+
+        Raises:
+            GraphError: the graph is already finalized, or the name is taken.
+        """
+        stream, session = self.new_session(name)
+        for record in records:
+            session.insert(record)
+        self._constants.append(session)
+        return stream
+
     def finalize(self) -> Graph:
         """Finish building and compile the graph: fuse its linear operators, then build its progress tracker.
 
@@ -325,7 +344,10 @@ class GraphBuilder:
         self.check_building("finalize")
         self._finalized = True
         recorded = Topology(self._inputs, self._operators, self._outputs, self._edges)
-        return Graph(fuse(recorded), self._sessions, self.status)
+        graph = Graph(fuse(recorded), self._sessions, self.status)
+        for session in self._constants:
+            session.close()
+        return graph
 
     def check_building(self, what: str) -> None:
         """Raise a GraphError if ``what`` comes after ``finalize()``."""
