@@ -33,7 +33,8 @@ graphs; a stream here is its ``Collection`` of a scope.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from . import collector, viz
@@ -281,6 +282,7 @@ class GraphBuilder:
         self._edges: list[tuple[DifferenceStreamWriter, DifferenceStreamReader]] = []
         self._sessions: list[InputSession] = []
         self._constants: list[InputSession] = []
+        self._labels: list[str] = []
         self._names: list[str] = []
         self._finalized = False
 
@@ -349,6 +351,17 @@ class GraphBuilder:
             session.close()
         return graph
 
+    @contextmanager
+    def labelled(self, label: str) -> Iterator[None]:
+        """Operators added inside this block carry ``label`` in their name, so diagrams and error messages show
+        it: ``filter (WHERE fare > 0)``. A compiler labels each operator with the clause it comes from; the
+        innermost block's label wins."""
+        self._labels.append(label)
+        try:
+            yield
+        finally:
+            self._labels.pop()
+
     def check_building(self, what: str) -> None:
         """Raise a GraphError if ``what`` comes after ``finalize()``."""
         if self._finalized:
@@ -398,7 +411,7 @@ class GraphBuilder:
         if output is None:
             output = self.new_writer(scope)
         operator = make(readers, output)
-        operator.name = name
+        operator.name = f"{name} ({self._labels[-1]})" if self._labels else name
         output.owner = operator
         self._operators.append(operator)
         return output

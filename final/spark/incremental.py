@@ -43,8 +43,9 @@ class IncrementalQuery:
             stream, session = builder.new_session(table)
             streams.append(stream)
             self._sessions[table] = session
+        schemas = getattr(query, "schemas", None) or TABLES
         self._floats = {
-            table: positions for table in query.inputs if (positions := float_positions(TABLES[table].columns))
+            table: positions for table in query.inputs if (positions := float_positions(schemas[table].columns))
         }
         """Each input table that has floating-point columns: their positions, where a NaN may be."""
         self._changes: dict[tuple, int] = {}
