@@ -25,35 +25,12 @@ This module imports nothing from Spark: executors import it to build the
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import os
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..stream import DifferenceStreamBuilder
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table's name and its columns as ``(name, Spark SQL type)``; a record is a tuple in this order.
-
-    ``key`` names the columns that identify a row, if any: a Delta commit of
-    the table changes a row with that key in place (``delta.apply_changes``).
-    """
-
-    name: str
-    columns: tuple[tuple[str, str], ...]
-    key: tuple[str, ...] | None = None
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(name for name, _ in self.columns)
-
-    @property
-    def ddl(self) -> str:
-        """The columns as Spark takes a schema in text: ``"trip_id BIGINT, passenger_count INT, ..."``."""
-        return ", ".join(f"{name} {kind}" for name, kind in self.columns)
-
-
+from .query import Query, Table
+from .sql import load
 
 TABLES = {
     table.name: table
@@ -75,32 +52,6 @@ TABLES = {
 
 DATASETS = {"trips": ("trips",), "graph": ("edges", "roots"), "enrichment": ("facts", "users", "addrs", "agent")}
 """Each data set's tables."""
-
-
-@dataclass(frozen=True)
-class Query:
-    """One query over a data set's tables, in Spark SQL and in ``final/``.
-
-    ``sql`` runs over temporary views named after ``inputs``. With
-    ``fixed_point``, ``sql`` is only the first round: the from-scratch side
-    then runs ``fixed_point`` over a view ``reached`` holding the previous
-    round, until a round adds nothing. ``build`` takes one stream per input,
-    in order, and returns the stream of result rows. ``key`` names the
-    output columns that identify a result row (the GROUP BY key), if any: in
-    a follow's change feed, a row that keeps its key while other columns
-    change is an update (``update_preimage``, ``update_postimage``).
-    """
-
-    name: str
-    dataset: str
-    inputs: tuple[str, ...]
-    columns: tuple[str, ...]
-    build: Callable[..., DifferenceStreamBuilder]
-    sql: str
-    source: str
-    fixed_point: str | None = None
-    key: tuple[str, ...] | None = None
-    partition_by: dict[str, str | None] | None = field(default=None)
 
 
 AVERAGE_SCALE = Decimal("0.000001")
@@ -197,7 +148,7 @@ def enriched_facts(
     return chained.map(lambda row: (*row[0], *(row[1] or _NO_USER), *(row[2] or _NO_ADDR), *(row[3] or _NO_AGENT)))
 
 
-QUERIES = {
+HAND_BUILT = {
     query.name: query
     for query in [
         Query(
@@ -258,6 +209,15 @@ QUERIES = {
         ),
     ]
 }
+
+
+QUERY_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "queries")
+"""The built-in queries as SQL files, one per query, named by their stems (the same six as ``HAND_BUILT``)."""
+
+QUERIES = {name: load(os.path.join(QUERY_FOLDER, f"{name}.sql"), TABLES) for name in HAND_BUILT}
+"""The pipeline's queries: each built-in SQL file compiled into a ``final/`` dataflow. ``HAND_BUILT`` holds the
+same queries written by hand with ``final/``'s stream API, as the notebooks teach them; the benchmark runs both
+side by side."""
 
 
 def queries_of(dataset: str) -> list[Query]:

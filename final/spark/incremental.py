@@ -99,15 +99,26 @@ def versions_of(updates: Iterable[tuple[int, str, tuple, int]]) -> Iterator[tupl
         yield version, batch
 
 
-def run_partition(query_name: str, partition: int, rows: Iterable[tuple[tuple[int, int], Update]]) -> Iterator[tuple]:
-    """A Spark task: run ``query_name`` over one partition's updates, sorted by version.
+def run_partition(
+    query_name: str | tuple, partition: int, rows: Iterable[tuple[tuple[int, int], Update]]
+) -> Iterator[tuple]:
+    """A Spark task: run the query ``query_name`` over one partition's updates, sorted by version.
+
+    ``query_name`` names a catalog query, or is a compiled SQL query's
+    ``recipe`` ``(name, text, tables)``, compiled here again.
 
     ``rows`` are ``((partition, version), (table, record, multiplicity))``.
     Yields ``("change", version, row, multiplicity)`` for every change of the
     result, then ``("task", partition, seconds, the file this module was imported from)``: on an
     executor, a path inside the zip of ``final/`` the driver shipped.
     """
-    query = IncrementalQuery(QUERIES[query_name])
+    if isinstance(query_name, tuple):
+        from .sql import compile_sql
+
+        name, text, tables = query_name
+        query = IncrementalQuery(compile_sql(text, tables, name))
+    else:
+        query = IncrementalQuery(QUERIES[query_name])
     seconds = 0.0
     for version, batch in versions_of((key[1], *update) for key, update in rows):
         start = perf_counter()

@@ -63,7 +63,7 @@ def ship_final(spark: SparkSession) -> str:
             for folder, folders, files in os.walk(package):
                 folders[:] = [name for name in folders if name not in ("__pycache__", "node_modules")]
                 for name in files:
-                    if name.endswith(".py"):
+                    if name.endswith((".py", ".sql")):
                         path = os.path.join(folder, name)
                         zipped.write(path, os.path.relpath(path, os.path.dirname(package)))
         spark.sparkContext.addPyFile(archive)
@@ -94,9 +94,11 @@ def run_partitioned(
             partition = F.explode(F.sequence(F.lit(0), F.lit(partitions - 1)))
         else:
             partition = F.pmod(F.hash(F.col(column)), F.lit(partitions))
-        frame = logs[table].select(partition.alias("_partition"), VERSION, *TABLES[table].names, MULTIPLICITY)
+        names = (getattr(query, "schemas", None) or TABLES)[table].names
+        frame = logs[table].select(partition.alias("_partition"), VERSION, *names, MULTIPLICITY)
         keyed.append(frame.rdd.map(lambda row, table=table: ((row[0], row[1]), (table, tuple(row[2:-1]), row[-1]))))
-    name = query.name
+    # An executor compiles a query from SQL again from its recipe (name, text, tables); a hand-built one by name.
+    name = getattr(query, "recipe", query.name)
     rows = (
         spark.sparkContext.union(keyed)
         .repartitionAndSortWithinPartitions(partitions, partitionFunc=lambda key: key[0])

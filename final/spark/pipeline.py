@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..trace import add_multiplicity
 from . import changelog, datasets, delta, sources
@@ -87,6 +87,9 @@ class QueryRun:
     rows_changed: list[int] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     partitioned: list[Partitioned] = field(default_factory=list)
+    stopped: str | None = None
+    """Where Spark SQL and ``final/`` both raised for the data (a division by zero, an overflow): the version,
+    Spark's error and ``final/``'s, naming the row. The query is checked no further."""
 
     @property
     def agrees(self) -> bool:
@@ -356,18 +359,26 @@ def check_query(
             _phase(f"{query.dataset}/{query.name}: version {version}, {done} of {len(versions)} "
                    f"({done * 100 // len(versions)}%)")
         start = perf_counter()
-        changes = engine.apply(version, batches.get(version, []))
+        changes, ours = _attempt(lambda version=version: engine.apply(version, batches.get(version, [])),
+                                 data_error_of_final)
         incremental = perf_counter() - start
         start = perf_counter()
-        truths[version] = truth = from_scratch(spark, query, inputs, version)
+        truth, theirs = _attempt(lambda version=version: from_scratch(spark, query, inputs, version),
+                                 data_error_of_spark)
         scratch = perf_counter() - start
+        if ours or theirs:
+            run.differences += _error_differences(version, theirs, ours)
+            if ours and theirs:
+                run.stopped = f"version {version}: Spark SQL raised {theirs}; final/ raised {ours}"
+            break
+        truths[version] = truth
         run.versions.append(version)
         run.incremental_seconds.append(incremental)
         run.scratch_seconds.append(scratch)
         run.rows.append(sum(truth.values()))
         run.rows_changed.append(sum(abs(multiplicity) for multiplicity in changes.values()))
         run.differences += compare(version, truth, engine.snapshot)
-    if query.partition_by is not None:
+    if query.partition_by is not None and not run.stopped:
         for count in partitions:
             if lines:
                 _phase(f"{query.dataset}/{query.name}: partitioned over {count} Spark task{'s' * (count > 1)}")
@@ -383,6 +394,48 @@ def check_query(
                 sorted(result.final_from),
             ))
     return run
+
+
+def _attempt(compute: Callable[[], Any], data_error: Callable[[Exception], str | None]) -> tuple[Any, str | None]:
+    """``compute()``'s result and no error; or, when it raises an error about the data (``data_error`` says
+    which, and how to put it), no result and that error's text. Any other error goes up."""
+    try:
+        return compute(), None
+    except Exception as error:
+        text = data_error(error)
+        if text is None:
+            raise
+        return None, text
+
+
+SPARK_DATA_ERRORS = ("DIVIDE_BY_ZERO", "REMAINDER_BY_ZERO", "ARITHMETIC_OVERFLOW", "CAST_INVALID_INPUT",
+                     "CAST_OVERFLOW", "NUMERIC_VALUE_OUT_OF_RANGE", "INVALID_FORMAT")
+"""Spark SQL's error classes (ANSI mode) for a value it refuses: the query fails for the data at a version."""
+
+
+def data_error_of_spark(error: Exception) -> str | None:
+    """Spark's error text if ``error`` is Spark SQL refusing a value (``SPARK_DATA_ERRORS``), else None."""
+    condition = getattr(error, "getCondition", lambda: None)() or ""
+    if not condition.startswith(SPARK_DATA_ERRORS):
+        return None
+    return str(error).splitlines()[0]
+
+
+def data_error_of_final(error: Exception) -> str | None:
+    """``final/``'s error text if ``error`` is a compiled query refusing a value (``SqlRuntimeError``), else None."""
+    from .sql import SqlRuntimeError
+
+    cause: BaseException | None = error
+    while cause is not None and not isinstance(cause, SqlRuntimeError):
+        cause = cause.__cause__
+    return None if cause is None else str(error)
+
+
+def _error_differences(version: int, theirs: str | None, ours: str | None) -> list[Difference]:
+    """One difference when only one side raised for the data at ``version`` (its row is the error's text)."""
+    if theirs and ours:
+        return []
+    return [Difference(version, (f"error: {theirs or ours}",), 1 if theirs else 0, 1 if ours else 0)]
 
 
 def _progress_lines(progress: bool | None) -> bool:
@@ -464,6 +517,8 @@ def summary_line(run: QueryRun) -> str:
         f"per version after the load: final {run.incremental_median * 1e3:.1f} ms, "
         f"Spark SQL from scratch {run.scratch_median * 1e3:.0f} ms ({run.speedup:.0f}x)"
     )
+    if run.stopped:
+        line += f"; stopped at {run.stopped}"
     if run.partitioned:
         line += "; partitioned " + ", ".join(
             f"{p.partitions}: {p.seconds:.1f} s{'' if not p.differences else f' ({len(p.differences)} differences)'}"

@@ -44,8 +44,35 @@ def over(spark: SparkSession, query: Query, tables: dict[str, DataFrame]) -> Cou
         # A loop reads its inputs once per round: materialize them once per version instead.
         frame = tables[table]
         (frame.localCheckpoint() if query.fixed_point else frame).createOrReplaceTempView(table)
-    result = _fixed_point(spark, query) if query.fixed_point else spark.sql(query.sql)
+    if getattr(query, "recursive", None) == "UNION":
+        result = _recursive_union(spark, query)
+    else:
+        result = _fixed_point(spark, query) if query.fixed_point else spark.sql(query.sql)
     return Counter(sql_row(tuple(row)) for row in result.collect())
+
+
+def _recursive_union(spark: SparkSession, query: Query) -> DataFrame:
+    """A WITH RECURSIVE ... UNION query, which Spark SQL refuses to run itself: its base, then rounds of
+    ``previous UNION step(previous)`` until a round adds no row, then the rest of the query over the result."""
+    from .sql import recursion
+
+    parts = recursion(query.sql)
+    reached = spark.sql(parts.base)
+    if parts.columns:
+        reached = reached.toDF(*parts.columns)
+    reached = reached.distinct().localCheckpoint()
+    size = reached.count()
+    for _ in range(MAX_ROUNDS):
+        reached.createOrReplaceTempView(parts.name)
+        following = reached.union(spark.sql(parts.step)).distinct().localCheckpoint()
+        grown = following.count()
+        if grown == size:
+            break
+        reached, size = following, grown
+    else:
+        raise FixedPointError(f"{query.name}: no fixed point after {MAX_ROUNDS} rounds of {parts.step!r}")
+    following.createOrReplaceTempView(parts.name)
+    return spark.sql(parts.outer)
 
 
 def _fixed_point(spark: SparkSession, query: Query) -> DataFrame:

@@ -21,21 +21,23 @@ from its text (``SqlQuery.recipe``).
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from ..catalog import DATASETS, Query, Table
+from ..query import Query, Table
 from .errors import SqlError, SqlRuntimeError, refuse
 from .expressions import Field
 from .planner import Aggregate, Env, Filter, Plan, Planner, Project, Rename, Scan
 from .types import SqlType
 
-__all__ = ["SqlError", "SqlQuery", "SqlRuntimeError", "compile_sql", "explain"]
+__all__ = ["SqlError", "SqlQuery", "SqlRuntimeError", "compile_sql", "explain", "load"]
 
 
 @dataclass(frozen=True)
@@ -77,13 +79,15 @@ def compile_sql(text: str, tables: Mapping[str, Table], name: str = "query", sou
     planner = Planner(fields)
     plan = planner.query(node, {})
     inputs = tuple(planner.read)
+    if not inputs:
+        raise refuse(node, "the query reads no table: there is nothing to keep up to date")
     names = _unique([f.name for f in plan.fields])
     recursive = _recursion(node)
 
     def build(*streams: Any) -> Any:
-        stream = streams[0] if streams else None
-        builder = stream.builder if stream is not None else _builder_missing(name)
-        return plan.build(Env(dict(zip(inputs, streams, strict=True)), builder))
+        return plan.build(Env(dict(zip(inputs, streams, strict=True)), streams[0].builder))
+
+    from ..catalog import DATASETS  # the catalog compiles its own SQL files with this module
 
     datasets = [dataset for dataset, members in DATASETS.items() if set(inputs) <= set(members)]
     partition_by = _partitioning(plan, inputs) if not recursive else None
@@ -95,8 +99,51 @@ def compile_sql(text: str, tables: Mapping[str, Table], name: str = "query", sou
     )
 
 
-def _builder_missing(name: str) -> Any:
-    raise SqlError(f"{name}: a query must read at least one table")
+def load(path: str, tables: Mapping[str, Table]) -> SqlQuery:
+    """The query in the file ``path``, named by its stem, over ``tables``.
+
+    Leading comment lines may say where the query comes from
+    (``-- source: ...``, shown in reports) and how the pipeline may split
+    it across Spark tasks (``-- partition_by: facts=user_id, addrs=*``: per
+    table, the column whose hash picks a row's partition, or ``*`` to give
+    every partition the whole table); without one, a GROUP BY over one table
+    splits by its first key column, and anything else runs in one process.
+
+    Raises:
+        SqlError: the file cannot be read, or its query is refused (the message starts with the file's name).
+    """
+    name = os.path.splitext(os.path.basename(path))[0]
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise SqlError(f"{path}: cannot be read ({getattr(error, 'strerror', None) or error})") from None
+    headers = {}
+    for line in text.splitlines():
+        found = re.fullmatch(r"\s*--\s*(source|partition_by)\s*:\s*(.*?)\s*", line)
+        if found:
+            headers[found.group(1)] = found.group(2)
+    try:
+        query = compile_sql(text, tables, name, headers.get("source", ""))
+        if "partition_by" in headers:
+            query = replace(query, partition_by=_partition_header(headers["partition_by"], query))
+    except SqlError as error:
+        raise SqlError(f"{path}: {error.message}", error.line, error.column) from None
+    return query
+
+
+def _partition_header(text: str, query: SqlQuery) -> dict[str, str | None]:
+    """``facts=user_id, addrs=*`` as ``{"facts": "user_id", "addrs": None}``, checked against the query."""
+    chosen: dict[str, str | None] = {}
+    for part in filter(None, (part.strip() for part in text.split(","))):
+        table, _, column = (item.strip() for item in part.partition("="))
+        schema = query.schemas.get(table)
+        if schema is None or (column != "*" and column not in schema.names):
+            raise SqlError(f"partition_by: {part!r} is not TABLE=COLUMN or TABLE=* for a table the query reads")
+        chosen[table] = None if column == "*" else column
+    if set(chosen) != set(query.inputs):
+        raise SqlError(f"partition_by names {sorted(chosen)}, but the query reads {sorted(query.inputs)}: name each")
+    return chosen
 
 
 def parse(text: str) -> exp.Expression:
@@ -191,6 +238,57 @@ def _partitioning(plan: Plan, inputs: tuple[str, ...]) -> dict[str, str | None] 
         if key.position is not None:
             return {below.table: below.fields[key.position].name}
     return None
+
+
+@dataclass(frozen=True)
+class Recursion:
+    """A WITH RECURSIVE ... UNION query cut into the SQL texts a loop of Spark SQL rounds runs (Spark SQL
+    refuses UNION in a recursive CTE): ``base`` is the first round, ``step`` reads the previous round as a view
+    named ``name`` (with ``columns``), and ``outer`` is the query over the finished ``name``."""
+
+    name: str
+    columns: tuple[str, ...]
+    base: str
+    step: str
+    outer: str
+
+
+def recursion(text: str) -> Recursion:
+    """``text``'s recursive CTE and the rest of the query, as separate Spark SQL texts.
+
+    Raises:
+        SqlError: the query has no recursive CTE.
+    """
+    node = parse(text)
+    with_ = node.args.get("with_") or node.args.get("with")
+    ctes = list(with_.expressions) if with_ is not None else []
+    for position, cte in enumerate(ctes):
+        name = cte.alias_or_name
+        body = cte.this
+        if not (isinstance(body, exp.Union) and any(t.name.lower() == name.lower()
+                                                       for t in body.find_all(exp.Table))):
+            continue
+        before = ctes[:position]
+
+        def with_before(select: exp.Expression, before: list = before) -> str:
+            select = select.copy()
+            if before:
+                select.set("with_", exp.With(expressions=[cte.copy() for cte in before]))
+            return select.sql(dialect="spark")
+
+        alias = cte.args.get("alias")
+        columns = tuple(column.name for column in alias.columns) if alias is not None and alias.columns else ()
+        outer = node.copy()
+        rest = [other.copy() for other in ctes if other is not cte]
+        outer_with = outer.args.get("with_") or outer.args.get("with")
+        if rest:
+            outer_with.set("expressions", rest)
+            outer_with.set("recursive", False)
+        else:
+            outer.set("with_", None)
+        outer_text = outer.sql(dialect="spark")
+        return Recursion(name, columns, with_before(body.this), with_before(body.expression), outer_text)
+    raise SqlError("the query has no recursive CTE")
 
 
 def explain(query: SqlQuery) -> str:

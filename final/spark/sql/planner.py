@@ -38,7 +38,7 @@ from typing import Any
 from sqlglot import exp
 
 from ..sqlfloat import NAN
-from .errors import SqlError, refuse
+from .errors import SqlError, SqlRuntimeError, refuse
 from .expressions import (
     Expr,
     Expressions,
@@ -183,7 +183,10 @@ class Project(Plan):
         positions = [expr.position for expr in self.exprs]
         if positions == list(range(len(self.child.fields))):
             return self.child.build(env)  # every column, in order: nothing to compute
-        return self.child.build(env).map(row_function([expr.fn for expr in self.exprs], positions))
+        compute = row_function([expr.fn for expr in self.exprs], positions)
+        if isinstance(compute, operator.itemgetter):
+            return self.child.build(env).map(compute)  # picking columns cannot fail
+        return self.child.build(env).map(naming_row(compute))
 
     def describe(self) -> str:
         return "map (compute the columns)"
@@ -209,7 +212,7 @@ class Filter(Plan):
         self.clause, self.inputs = clause, [child]
 
     def _build(self, env: Env) -> Any:
-        condition = self.condition.fn
+        condition = naming_row(self.condition.fn)
         return self.child.build(env).filter(lambda row: condition(row) is True)
 
     def describe(self) -> str:
@@ -227,6 +230,18 @@ class Distinct(Plan):
 
     def describe(self) -> str:
         return "distinct (each row once)"
+
+
+def naming_row(fn: Callable[[tuple], Any]) -> Callable[[tuple], Any]:
+    """``fn``, with the row it was given named in any ``SqlRuntimeError`` it raises (Spark names the row too)."""
+
+    def named(row: tuple) -> Any:
+        try:
+            return fn(row)
+        except SqlRuntimeError as error:
+            raise SqlRuntimeError(f"{error} (in the row {row!r})") from None
+
+    return named
 
 
 def distinct_rows(stream: Any) -> Any:
@@ -298,7 +313,7 @@ class Join(Plan):
         matched = keyed_left.filter(lambda pair: pair[0] is not None).join(
             keyed_right.filter(lambda pair: pair[0] is not None)).map(lambda pair: pair[1][0] + pair[1][1])
         if self.residual is not None:
-            condition = self.residual.fn
+            condition = naming_row(self.residual.fn)
             matched = matched.filter(lambda row: condition(row) is True)
         result = matched
         if self.kind in ("LEFT", "FULL"):
@@ -371,7 +386,10 @@ class Aggregate(Plan):
         def row(pair: tuple) -> tuple:
             values = dict(pair[1])
             keys = (pair[0],) if width == 1 else (pair[0] if width else ())
-            return (*keys, *(finish(values) for finish in finishes))
+            try:
+                return (*keys, *[finish(values) for finish in finishes])
+            except SqlRuntimeError as error:
+                raise SqlRuntimeError(f"{error} (in the group {keys!r})") from None
 
         grouped = rows.aggregate(key, named).map(row)
         if not self.whole:
