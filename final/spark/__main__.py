@@ -46,6 +46,7 @@ SPARK_LOG = "spark.log"
 
 FORESEEN = (SparkUnavailableError, MasterURLError, DatasetError, ChangeLogError, OutputError, FixedPointError,
             FollowError, ValueError)
+"""(``SqlError``, a query refused, is a ValueError.)"""
 """The pipeline's errors, whose message says all there is to say: printed alone, with no trace. (pyspark's
 own errors subclass ValueError too, but they are not foreseen: their trace goes to spark.log.)"""
 
@@ -80,6 +81,13 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--logs", help="read change logs from DIR/<dataset>/<table> (Delta change feed columns)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="progress bars (default: when stderr is a terminal)")
+    run.add_argument("--sql", nargs="+", metavar="FILE.sql",
+                     help="check these queries (one per file, named by its stem) instead of the built-in ones")
+    explain = commands.add_parser("explain", help="print a SQL query's plan and draw its final/ dataflow")
+    explain.add_argument("--sql", nargs="+", required=True, metavar="FILE.sql", help="the queries to explain")
+    explain.add_argument("--out", default=os.path.join(DEFAULT_OUT, "explain"),
+                         help="where each query's drawing goes, as <name>.dot and <name>.svg (default "
+                              f"{os.path.join(DEFAULT_OUT, 'explain')})")
     generate.add_argument("--format", choices=["delta", "parquet"], default="delta",
                           help="logs as Delta tables with their change data feed (default), or as Parquet change "
                                "logs with commit markers")
@@ -133,10 +141,15 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
         return _verify(arguments, conf, log_file)
     if arguments.command == "status":
         return _status(arguments)
+    if arguments.command == "explain":
+        return _explain(arguments)
     if arguments.command == "generate" and arguments.append is not None:
         return _append(arguments, conf, log_file)
     partitions = _partitions(arguments.partitions) if arguments.command == "run" else []
     names = list(DATASETS) if arguments.dataset == "all" else [arguments.dataset]
+    chosen = _queries(arguments.sql) if getattr(arguments, "sql", None) else None
+    if chosen is not None:
+        names = [name for name in names if any(query.dataset == name for query in chosen)]
     from .pipeline import EMBEDDED_VERSIONS, read_logs, run_pipeline, write_delta, write_logs
     from .report import write_report
     from .session import spark_session
@@ -161,7 +174,7 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
         return 0
     run = run_pipeline(spark, arguments.out, names, arguments.rows, versions, partitions, arguments.seed,
                        arguments.tables, logs=arguments.logs, progress=arguments.progress,
-                       nan_fraction=arguments.nan_fraction)
+                       nan_fraction=arguments.nan_fraction, queries=chosen)
     paths = write_report(run, arguments.out, vars(arguments))
     print("speed-up per version after the load, final/ against Spark SQL from scratch: "
           + ", ".join(f"{query.query} {query.speedup:.0f}x" for query in run.queries))
@@ -242,6 +255,55 @@ def _append(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) 
         now = append_logs(spark, name, os.path.join(arguments.logs, name), arguments.append, arguments.seed)
         versions = f"{arguments.append} version{'s' if arguments.append != 1 else ''} of commits"
         print(f"{name}: {versions} added to {os.path.join(arguments.logs, name)}; now {now}")
+    return 0
+
+
+def _queries(paths: list[str]) -> list:
+    """The SQL files' queries, compiled over the data sets' tables; each must read the tables of one data set.
+
+    Raises:
+        SqlError: a file cannot be read, or its query is refused (line and column named); or two files share a
+            name, or a query reads tables of two data sets.
+    """
+    from .catalog import DATASETS, TABLES
+    from .sql import SqlError, load
+
+    queries = [load(path, TABLES) for path in paths]
+    names = [query.name for query in queries]
+    for query in queries:
+        if names.count(query.name) > 1:
+            raise SqlError(f"two --sql files are named {query.name}; a query is named by its file's stem")
+        if query.dataset not in DATASETS:
+            sets = "; ".join(f"{name}: {', '.join(tables)}" for name, tables in DATASETS.items())
+            raise SqlError(f"{query.source}: reads {', '.join(query.inputs)}, tables of different data sets; a "
+                           f"query reads the tables of one ({sets})")
+    return queries
+
+
+def _explain(arguments: argparse.Namespace) -> int:
+    """``explain``: each query's plan on stdout, and its dataflow drawn to ``--out`` (``.dot``; ``.svg`` when
+    graphviz's ``dot`` is installed)."""
+    import shutil
+
+    from .. import viz
+    from .catalog import TABLES
+    from .incremental import IncrementalQuery
+    from .sql import explain, load
+
+    os.makedirs(arguments.out, exist_ok=True)
+    for path in arguments.sql:
+        query = load(path, TABLES)
+        print(explain(query))
+        graph = IncrementalQuery(query).graph
+        base = os.path.join(arguments.out, query.name)
+        with open(f"{base}.dot", "w") as dot:
+            dot.write(viz.to_dot(graph))
+        drawn = [f"{base}.dot"]
+        if shutil.which("dot"):
+            with open(f"{base}.svg", "wb") as svg:
+                svg.write(viz.render(graph, "svg"))
+            drawn.append(f"{base}.svg")
+        print(f"dataflow: {' and '.join(drawn)}\n")
     return 0
 
 

@@ -53,6 +53,11 @@ class IncrementalQuery:
         self._graph = builder.finalize()
         self.next_version = 0
 
+    @property
+    def graph(self) -> Any:
+        """The query's finalized ``final/`` graph (to draw it: ``final.viz.to_dot``)."""
+        return self._graph
+
     def _collect(self, version: Any, changes: dict[tuple, int]) -> None:
         self._changes.update(changes)
 

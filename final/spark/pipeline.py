@@ -465,9 +465,12 @@ def run_pipeline(
     spark: SparkSession, out: str, dataset_names: Iterable[str] = tuple(DATASETS), rows: int | None = None,
     versions: int = EMBEDDED_VERSIONS, partitions: Iterable[int] = (1, 2, 4), seed: int = datasets.SEED,
     tables: str | None = None, logs: str | None = None, log: Callable[[str], None] = print,
-    progress: bool | None = None, nan_fraction: float = 0.0,
+    progress: bool | None = None, nan_fraction: float = 0.0, queries: Iterable[Query] | None = None,
 ) -> Run:
     """The whole pipeline over ``dataset_names``; ``log`` receives one line per query checked.
+
+    ``queries`` (by default each data set's built-in ones, ``queries_of``)
+    are the queries checked, each over the data set whose tables it reads.
 
     The change logs are made from generated tables (``rows``, ``seed``), or
     from tables read from ``tables/<dataset>/``, and written under
@@ -480,6 +483,7 @@ def run_pipeline(
             ``changelog.read``).
     """
     partitions = list(partitions)
+    queries = None if queries is None else list(queries)
     run = Run({"rows": rows, "versions": versions, "partitions": partitions, "seed": seed,
                "master": spark.sparkContext.master, "tables": tables, "logs": logs, "nan_fraction": nan_fraction})
     dataset_names = list(dataset_names)
@@ -501,7 +505,8 @@ def run_pipeline(
         _phase("change logs checked; checking each query at every version")
     for dataset in dataset_names:
         read = logs_read[dataset]
-        for query in queries_of(dataset):
+        chosen = queries_of(dataset) if queries is None else [query for query in queries if query.dataset == dataset]
+        for query in chosen:
             checked = check_query(spark, query, read, partitions, progress=progress)
             run.queries.append(checked)
             log(summary_line(checked))

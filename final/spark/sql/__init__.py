@@ -117,7 +117,7 @@ def load(path: str, tables: Mapping[str, Table]) -> SqlQuery:
         with open(path, encoding="utf-8") as file:
             text = file.read()
     except (OSError, UnicodeDecodeError) as error:
-        raise SqlError(f"{path}: cannot be read ({getattr(error, 'strerror', None) or error})") from None
+        raise SqlError(f"cannot be read ({getattr(error, 'strerror', None) or error})", path=path) from None
     headers = {}
     for line in text.splitlines():
         found = re.fullmatch(r"\s*--\s*(source|partition_by)\s*:\s*(.*?)\s*", line)
@@ -128,7 +128,7 @@ def load(path: str, tables: Mapping[str, Table]) -> SqlQuery:
         if "partition_by" in headers:
             query = replace(query, partition_by=_partition_header(headers["partition_by"], query))
     except SqlError as error:
-        raise SqlError(f"{path}: {error.message}", error.line, error.column) from None
+        raise SqlError(error.message, error.line, error.column, path) from None
     return query
 
 

@@ -9,12 +9,16 @@ class SqlError(ValueError):
     """A query outside the subset (or wrong in itself), refused before any work: the construct and where it is.
 
     ``line`` and ``column`` are 1-based positions in the query's text (0 when
-    no position is known); ``str(error)`` reads ``line L, column C: ...``.
+    no position is known); ``str(error)`` reads ``line L, column C: ...``, or
+    ``FILE.sql:L:C: ...`` when the query came from a file (``path``).
     """
 
-    def __init__(self, message: str, line: int = 0, column: int = 0) -> None:
-        self.line, self.column, self.message = line, column, message
-        super().__init__(f"line {line}, column {column}: {message}" if line else message)
+    def __init__(self, message: str, line: int = 0, column: int = 0, path: str | None = None) -> None:
+        self.line, self.column, self.message, self.path = line, column, message, path
+        where = f"line {line}, column {column}" if line else ""
+        if path is not None:
+            where = f"{path}:{line}:{column}" if line else path
+        super().__init__(f"{where}: {message}" if where else message)
 
 
 def refuse(node: Any, message: str) -> SqlError:
