@@ -32,7 +32,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from ..query import Query, Table
-from .errors import SqlError, SqlRuntimeError, refuse
+from .errors import SqlError, SqlRuntimeError, located, refuse
 from .expressions import Field
 from .planner import Aggregate, Env, Filter, Plan, Planner, Project, Rename, Scan
 from .types import SqlType
@@ -77,7 +77,10 @@ def compile_sql(text: str, tables: Mapping[str, Table], name: str = "query", sou
         except ValueError as error:
             raise SqlError(f"table {table.name}: {error}") from None
     planner = Planner(fields)
-    plan = planner.query(node, {})
+    try:
+        plan = planner.query(node, {})
+    except SqlError as error:
+        raise located(error, text) from None
     inputs = tuple(planner.read)
     if not inputs:
         raise refuse(node, "the query reads no table: there is nothing to keep up to date")
@@ -160,15 +163,11 @@ def parse(text: str) -> exp.Expression:
                        found.get("col") or 0) from None
     except TokenError as error:
         raise SqlError(f"syntax error: {error}") from None
-    if len(statements) != 1:
-        raise SqlError(f"a .sql file holds one query, not {len(statements)}", *(
-            _position(statements[1]) if len(statements) > 1 else (0, 0)))
+    if len(statements) > 1:
+        raise located(refuse(statements[1], f"a .sql file holds one query, not {len(statements)}"), text)
+    if not statements:
+        raise SqlError("the file holds no query")
     return statements[0]
-
-
-def _position(node: exp.Expression) -> tuple[int, int]:
-    error = refuse(node, "")
-    return error.line, error.column
 
 
 def _unique(names: list[str]) -> list[str]:

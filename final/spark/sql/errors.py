@@ -15,6 +15,8 @@ class SqlError(ValueError):
 
     def __init__(self, message: str, line: int = 0, column: int = 0, path: str | None = None) -> None:
         self.line, self.column, self.message, self.path = line, column, message, path
+        self.offset: int | None = None
+        self.lead = ""
         where = f"line {line}, column {column}" if line else ""
         if path is not None:
             where = f"{path}:{line}:{column}" if line else path
@@ -22,15 +24,41 @@ class SqlError(ValueError):
 
 
 def refuse(node: Any, message: str) -> SqlError:
-    """A ``SqlError`` at ``node``'s place in the text: the first token under it that sqlglot located."""
+    """A ``SqlError`` at ``node``'s place in the text: the first token under it that sqlglot located.
+
+    sqlglot locates names and literals, not keywords: the error also keeps
+    that token's offset and the first word of ``node``'s SQL, so ``located``
+    can move it back to the keyword the construct starts with (``EXISTS``,
+    ``ORDER``, a function's name).
+    """
     line = column = 0
+    offset = None
     for inner in node.walk() if node is not None else ():
         meta = getattr(inner, "meta", None) or {}
         if "line" in meta:
             # sqlglot records where a token ends; its first character is (end - start) columns before.
             line, column = meta["line"], meta["col"] - (meta.get("end", 0) - meta.get("start", 0))
+            offset = meta.get("start")
             break
-    return SqlError(message, line, column)
+    error = SqlError(message, line, column)
+    error.offset = offset
+    if node is not None:
+        words = node.sql(dialect="spark").replace("(", " ").split()
+        error.lead = words[0] if words else ""
+    return error
+
+
+def located(error: SqlError, text: str) -> SqlError:
+    """``error`` placed at the keyword its construct starts with, when that comes before the located token."""
+    if error.offset is None or not error.lead:
+        return error
+    found = text.upper().rfind(error.lead.upper(), 0, error.offset + len(error.lead))
+    if found < 0:
+        return error
+    line = text.count("\n", 0, found) + 1
+    column = found - (text.rfind("\n", 0, found) + 1) + 1
+    moved = SqlError(error.message, line, column, error.path)
+    return moved
 
 
 class SqlRuntimeError(ArithmeticError):

@@ -90,6 +90,7 @@ def field_at(fields: Sequence[Field], node: exp.Column) -> int:
 NAMES = {
     exp.Window: "a window function (OVER)", exp.Exists: "EXISTS (subquery)",
     exp.Subquery: "a subquery in an expression",
+    exp.Rollup: "GROUP BY ROLLUP", exp.Cube: "GROUP BY CUBE", exp.GroupingSets: "GROUP BY GROUPING SETS",
     exp.ILike: "ILIKE", exp.Nullif: "NULLIF", exp.RegexpLike: "RLIKE", exp.Anonymous: "this function",
 }
 
