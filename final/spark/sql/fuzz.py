@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from ..catalog import Table
+from ..query import Table
 from ..sqlfloat import NAN, sql_row
 
 Row = tuple
@@ -63,8 +63,15 @@ SHRINK_SECONDS = 240.0
 SHRINK_LIMIT = 20
 """Differences shrunk in a run; the rest are written as found (when a bug makes many, the first few suffice)."""
 
-SPARK_CONF = {"spark.sql.shuffle.partitions": "1", "spark.default.parallelism": "1"}
-"""One partition: the tables are a few rows, and a task per shuffle partition would cost more than the query."""
+SPARK_CONF = {
+    "spark.sql.shuffle.partitions": "1",
+    "spark.default.parallelism": "1",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+"""One partition: the tables are a few rows, and a task per shuffle partition would cost more than the query.
+No generated code: every query is new, and compiling Java for it took longer than running it over so few
+rows (Spark's interpreted evaluation has the same semantics, ANSI errors included; ``--conf`` puts it back)."""
 
 
 # The data: tables and their history -------------------------------------------------------------------------------
@@ -1232,10 +1239,11 @@ class SparkOracle:
         self.seconds = 0.0
 
     def answer(self, text: str, dataset: Dataset, version: int) -> Answer:
-        """Spark's answer to ``text`` over ``dataset`` as of ``version``."""
+        """Spark's answer to ``text`` over ``dataset`` as of ``version`` (kept: the same text over the same
+        rows of the tables it names is answered once)."""
         state = tuple((table.name, table.ddl, dataset.commits[version].rows[index])
                       for index, table in enumerate(dataset.tables))
-        key = (text, state)
+        key = (text, tuple(item for item in state if re.search(rf"\b{item[0]}\b", text)))
         if key in self._answers:
             self._answers.move_to_end(key)
             return self._answers[key]

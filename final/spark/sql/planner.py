@@ -31,7 +31,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -53,7 +53,6 @@ from .types import (
     BIGINT,
     DOUBLE,
     NULL,
-    WIDE,
     SqlType,
     bounded,
     checked_decimal,
@@ -491,14 +490,16 @@ class Recursive(Plan):
 # Aggregates -------------------------------------------------------------------------------------------------------
 
 
-def aggregation(node: exp.AggFunc, argument: Expr | None, distinct: bool, number: int) -> Aggregation:
-    """The ``Aggregation`` for COUNT, SUM, AVG, MIN or MAX over ``argument`` (None for ``COUNT(*)``)."""
-    name = f"a{number}"
+def aggregation(node: exp.AggFunc, argument: Expr | None, distinct: bool, text: str) -> Aggregation:
+    """The ``Aggregation`` for COUNT, SUM, AVG, MIN or MAX over ``argument`` (None for ``COUNT(*)``), whose SQL is
+    ``text``. Parts are named by what they keep (``count:fare_amount``), so SUM, COUNT and AVG of one column in
+    one query share them."""
     if isinstance(node, exp.Count):
         if argument is None:
-            return Aggregation([(name, "count", _one)], lambda values: values[name], BIGINT)
-        kind = "count_distinct" if distinct else "count"
-        return Aggregation([(name, kind, argument.fn)], lambda values: values[name], BIGINT)
+            return _single("count:*", "count", _one, BIGINT)
+        if distinct:
+            return _single(f"count_distinct:{text}", "count_distinct", argument.fn, BIGINT)
+        return _single(f"count:{text}", "count", argument.fn, BIGINT)
     if distinct:
         raise refuse(node, f"{node.sql_name()}(DISTINCT ...) is not in the subset; COUNT(DISTINCT ...) is")
     kind, fn = argument.type, argument.fn
@@ -506,16 +507,15 @@ def aggregation(node: exp.AggFunc, argument: Expr | None, distinct: bool, number
         if kind == NULL:
             raise refuse(node, f"{node.sql_name()} of NULL has no type; CAST it")
         which = "min" if isinstance(node, exp.Min) else "max"
-        return Aggregation([(name, which, fn)], lambda values: values[name], kind)
+        return _single(f"{which}:{text}", which, fn, kind)
     if not kind.numeric:
         raise refuse(node, f"{node.sql_name()} needs numbers, not {kind}")
     if kind == DOUBLE:
-        return _double_sum(name, fn, average=isinstance(node, exp.Avg))
-    total = f"{name}_sum"
+        return _double_sum(text, fn, average=isinstance(node, exp.Avg))
+    total, count = f"sum:{text}", f"count:{text}"
     if kind.integral:
         if isinstance(node, exp.Sum):
             return Aggregation([(total, "sum", fn)], lambda values: _checked_sum(values[total]), BIGINT)
-        count = f"{name}_count"
 
         def integral_average(values: dict) -> Any:
             return float(values[total]) / values[count] if values[count] else None
@@ -526,7 +526,6 @@ def aggregation(node: exp.AggFunc, argument: Expr | None, distinct: bool, number
         return Aggregation([(total, "sum", fn)],
                            lambda values: None if values[total] is None else checked_decimal(values[total], sum_type),
                            sum_type)
-    count = f"{name}_count"
     average_type = bounded(kind.precision + 4, kind.scale + 4)
     quotient_type = decimal_result("/", sum_type, SqlType("decimal", 20, 0))
 
@@ -539,11 +538,16 @@ def aggregation(node: exp.AggFunc, argument: Expr | None, distinct: bool, number
     return Aggregation([(total, "sum", fn), (count, "count", fn)], decimal_average, average_type)
 
 
+def _single(name: str, kind: str, fn: Callable[[tuple], Any], result: SqlType) -> Aggregation:
+    """An aggregate that is one part of ``final/``'s ``aggregate``, as it is."""
+    return Aggregation([(name, kind, fn)], operator.itemgetter(name), result)
+
+
 def _checked_sum(total: int | None) -> int | None:
     return None if total is None else checked_integral(total, BIGINT)
 
 
-def _double_sum(name: str, fn: Callable[[tuple], Any], average: bool) -> Aggregation:
+def _double_sum(text: str, fn: Callable[[tuple], Any], average: bool) -> Aggregation:
     """SUM or AVG of a DOUBLE: the finite values summed exactly (as fractions), NaN and the infinities counted,
     so retractions cancel exactly; the result rounded once. (Spark adds in row order, which may differ from this
     in the last bits.)"""
@@ -555,23 +559,20 @@ def _double_sum(name: str, fn: Callable[[tuple], Any], average: bool) -> Aggrega
     def flag(test: Callable[[float], bool]) -> Callable[[tuple], Any]:
         return lambda row: 1 if (value := fn(row)) is not None and test(value) else None
 
-    parts = [(f"{name}_sum", "sum", finite), (f"{name}_count", "count", fn),
-             (f"{name}_nan", "count", flag(lambda v: v != v)),
-             (f"{name}_up", "count", flag(lambda v: v == _INFINITIES[0])),
-             (f"{name}_down", "count", flag(lambda v: v == _INFINITIES[1]))]
+    total, count, nan, up, down = (f"{part}:{text}" for part in ("finite_sum", "count", "nan", "up", "down"))
+    parts = [(total, "sum", finite), (count, "count", fn), (nan, "count", flag(lambda v: v != v)),
+             (up, "count", flag(lambda v: v == _INFINITIES[0])), (down, "count", flag(lambda v: v == _INFINITIES[1]))]
 
     def finish(values: dict) -> Any:
-        count = values[f"{name}_count"]
-        if not count:
+        rows = values[count]
+        if not rows:
             return None
-        up, down = values[f"{name}_up"], values[f"{name}_down"]
-        if values[f"{name}_nan"] or (up and down):
+        if values[nan] or (values[up] and values[down]):
             return NAN
-        if up or down:
-            return _INFINITIES[0] if up else _INFINITIES[1]
-        total = values[f"{name}_sum"] or 0
-        with localcontext(WIDE):
-            return float(Fraction(total) / count) if average else float(total)
+        if values[up] or values[down]:
+            return _INFINITIES[0] if values[up] else _INFINITIES[1]
+        exact = values[total] or 0
+        return float(Fraction(exact) / rows) if average else float(exact)
 
     return Aggregation(parts, finish, DOUBLE)
 
@@ -851,8 +852,8 @@ class Planner:
                 calls.setdefault(call.sql(dialect="spark").lower(), (call, len(calls)))
         aggregations = []
         arguments = Expressions(plan.fields, where="inside an aggregate")
-        for call, number in calls.values():
-            aggregations.append(self._aggregation(call, arguments, number))
+        for call, _ in calls.values():
+            aggregations.append(self._aggregation(call, arguments))
         fields = [Field(None, f"key{i}", key.type) for i, key in enumerate(keys)] + [
             Field(None, f"agg{i}", a.type) for i, a in enumerate(aggregations)]
         aggregated = Aggregate(plan, keys, aggregations, fields, group is None,
@@ -896,7 +897,7 @@ class Planner:
             raise refuse(item, "GROUP BY cannot hold an aggregate")
         return item
 
-    def _aggregation(self, call: exp.AggFunc, arguments: Expressions, number: int) -> Aggregation:
+    def _aggregation(self, call: exp.AggFunc, arguments: Expressions) -> Aggregation:
         if not isinstance(call, (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)):
             raise refuse(call, f"the aggregate {call.sql_name()}() is not in the subset (COUNT, SUM, AVG, MIN and "
                                f"MAX are)")
@@ -907,12 +908,12 @@ class Planner:
                 raise refuse(call, f"{call.sql_name()}(DISTINCT ...) takes one expression here")
             inner = inner.expressions[0]
         if isinstance(call, exp.Count) and (inner is None or isinstance(inner, exp.Star)):
-            return aggregation(call, None, False, number)
+            return aggregation(call, None, False, "*")
         if isinstance(call, exp.Count) and call.expressions:
             raise refuse(call, "COUNT of several expressions is not in the subset")
         if _aggregates(inner):
             raise refuse(call, "an aggregate inside an aggregate is not SQL")
-        return aggregation(call, arguments.compile(inner), distinct, number)
+        return aggregation(call, arguments.compile(inner), distinct, inner.sql(dialect="spark").lower())
 
 
 def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
