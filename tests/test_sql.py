@@ -148,6 +148,8 @@ CONSTRUCTS = {
     "full join with a residual": "SELECT a.k, a.s, b.w FROM a FULL JOIN b ON a.k = b.k AND b.w LIKE 'o%'",
     "join on two keys": "SELECT a.k, b.w FROM a JOIN b ON a.k = b.k AND a.d = b.d",
     "three tables": "SELECT a.k, b.w, c.z FROM a JOIN b ON a.k = b.k JOIN c ON c.k = b.k",
+    "three tables, a delta join with a residual": "SELECT a.k, b.w, c.z FROM a JOIN b ON a.k = b.k JOIN c "
+                                                  "ON c.k = b.k AND c.z <> a.s",
     "three tables, left": "SELECT a.k, b.w, c.z FROM a LEFT JOIN b ON a.k = b.k LEFT JOIN c ON c.k = a.k",
     "comma join": "SELECT a.k, b.w FROM a, b WHERE a.k = b.k",
     "cross join": "SELECT a.k, c.z FROM a CROSS JOIN c",
@@ -292,6 +294,13 @@ def test_types_follow_spark_sql():
     assert query.types == ("decimal(8,2)", "decimal(17,2)", "decimal(10,6)", "double", "decimal(2,1)", "bigint",
                            "decimal(23,2)", "decimal(10,6)", "decimal(16,2)", "double")
     assert SqlType.of_text("DECIMAL(8, 2)") == SqlType("decimal", 8, 2)
+
+
+def test_three_tables_joined_on_equalities_are_one_delta_join():
+    text = explain(compile_sql("SELECT a.k FROM a JOIN b ON a.k = b.k JOIN c ON c.k = b.k", TABLES, "q"))
+    assert "delta join of 3 inputs on 2 equalities" in text
+    chained = explain(compile_sql("SELECT a.k FROM a JOIN b ON a.k = b.k LEFT JOIN c ON c.k = b.k", TABLES, "q"))
+    assert "delta join" not in chained
 
 
 def test_explain_names_each_step_with_its_clause():

@@ -1264,7 +1264,9 @@ class SparkOracle:
         key = (ddl, rows)
         frame = self._frames.get(key)
         if frame is None:
-            frame = self.session.createDataFrame(list(rows), ddl)
+            # pyspark takes a float, not sqlfloat's NaN (a float subclass): float() gives it a plain one.
+            frame = self.session.createDataFrame(
+                [tuple(float(value) if isinstance(value, float) else value for value in row) for row in rows], ddl)
             self._frames[key] = frame
             if len(self._frames) > self.DATAFRAMES:
                 self._frames.popitem(last=False)
@@ -1379,6 +1381,7 @@ REFUSALS = {
     "compiler": "compile_sql refuses the query (SqlError): the generator left the subset, or the compiler lacks it",
     "spark": "Spark refuses the query (AnalysisException): the generator made a query that is not valid",
     "oracles": "Spark and SQLite disagree on a recursive query: the transpiled query means something else",
+    "fuzzer": "the fuzzer failed on the case (a bug here, not in the compiler)",
 }
 """Why a case may count as a generator error rather than a difference."""
 
@@ -1938,7 +1941,10 @@ def run(spark: Any, seed: int, queries: int, out: str | None = None, shrink: int
     start = time.perf_counter()
     for index in range(first, first + queries):
         case = generate_case(seed, index)
-        outcome = checker.check(case)
+        try:
+            outcome = checker.check(case)
+        except Exception as error:  # a bug of the fuzzer's own: counted, and the run goes on
+            outcome = Outcome("refused", kind="fuzzer", detail=f"{type(error).__name__}: {_first_line(error)}")
         found.queries += 1
         found.versions += outcome.versions
         if outcome.status == "refused":

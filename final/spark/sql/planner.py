@@ -337,6 +337,27 @@ class Join(Plan):
         return joined.concat(only_right.map(lambda pair: left_nulls + pair[1][0]))
 
 
+class MultiJoin(Plan):
+    """Three or more tables joined by inner equi-joins, as one delta join (003): ``join_many`` keeps an
+    arrangement of each input by each key it is looked up by, and none of any intermediate result."""
+
+    step = "delta join"
+
+    def __init__(self, inputs: list[Plan], constraints: list[tuple[int, Callable, int, Callable]],
+                 clause: str) -> None:
+        self.constraints, self.inputs = constraints, inputs
+        self.fields = [f for plan in inputs for f in plan.fields]
+        self.clause = clause
+
+    def describe(self) -> str:
+        return (f"delta join of {len(self.inputs)} inputs on {len(self.constraints)} equalities "
+                f"(003: join_many, no intermediate arrangement)")
+
+    def _build(self, env: Env) -> Any:
+        first, *others = [plan.build(env) for plan in self.inputs]
+        return first.join_many(others, self.constraints).map(lambda rows: sum(rows, ()))
+
+
 @dataclass(frozen=True)
 class Aggregation:
     """One aggregate call: the parts ``final/``'s ``aggregate`` keeps (name, kind, value function), and
@@ -603,6 +624,8 @@ class Planner:
     def __init__(self, tables: Mapping[str, list[Field]]) -> None:
         self.tables = {name.lower(): (name, fields) for name, fields in tables.items()}
         self.read: list[str] = []
+        self.looping = False
+        """Whether a recursive term is being planned: the delta join is not used inside loops."""
 
     # Queries
 
@@ -660,7 +683,11 @@ class Planner:
             raise refuse(cte, f"{name} names {len(names)} columns but its base has {len(base.fields)}")
         fields = [Field(None, column, f.type) for column, f in zip(names, base.fields, strict=True)]
         variable = RecursiveReference(name, fields, clause_text(references[0], "FROM "))
-        step = self.query(step_node, {**ctes, name: Cte(variable)})
+        self.looping, looping = True, self.looping
+        try:
+            step = self.query(step_node, {**ctes, name: Cte(variable)})
+        finally:
+            self.looping = looping
         step = self._cast_to(step, fields, step_node, f"the recursive term of {name}")
         keep_all = not body.args.get("distinct")
         return Recursive(name, base, step, keep_all, fields, clause_text(cte.args.get("alias"), "WITH RECURSIVE "))
@@ -711,7 +738,11 @@ class Planner:
             raise refuse(distinct, "DISTINCT ON is not in the subset")
         source = node.args.get("from_") or node.args.get("from")
         plan = self.from_item(source.this, ctes) if source is not None else One()
-        for join in node.args.get("joins") or []:
+        joins = node.args.get("joins") or []
+        joined = self.delta_join(plan, joins, ctes) if not self.looping else None
+        if joined is not None:
+            plan = joined
+        for join in joins if joined is None else []:
             plan = self.join(plan, join, ctes)
         where = node.args.get("where")
         if where is not None:
@@ -817,6 +848,47 @@ class Planner:
         if condition is not None:
             clause += f" ON {condition.sql(dialect='spark')}"
         return Join(left, right, side or "INNER", keys, residue, clause_text(None, clause))
+
+    def delta_join(self, first: Plan, joins: list[exp.Join], ctes: Mapping[str, Cte]) -> Plan | None:
+        """Three or more tables in a row of INNER JOINs whose ON clauses connect them by ``=`` between columns of
+        two tables: one ``MultiJoin``, then any other predicate of the ON clauses as a filter. None when that
+        does not apply (an outer join, ``<=>``, a table reached by no equality)."""
+        if len(joins) < 2 or any((join.args.get("side") or join.args.get("kind") or "INNER").upper() != "INNER"
+                                 or join.args.get("on") is None or join.args.get("using") for join in joins):
+            return None
+        inputs = [first, *(self.from_item(join.this, ctes) for join in joins)]
+        constraints, residual = [], []
+        for number, join in enumerate(joins, 1):
+            connected = False
+            for part in _conjuncts(join.args["on"]):
+                found = self._constraint(part, inputs[: number + 1])
+                if found is None:
+                    residual.append(part)
+                else:
+                    constraints.append(found)
+                    connected = connected or number in (found[0], found[2])
+            if not connected:
+                return None
+        plan: Plan = MultiJoin(inputs, constraints, clause_text(None, " ".join(
+            f"JOIN {join.this.sql(dialect='spark')}" for join in joins)))
+        compiler = Expressions(plan.fields, where="in ON")
+        for part in residual:
+            plan = Filter(plan, compiler.boolean(part), clause_text(part, "ON "))
+        return plan
+
+    def _constraint(self, part: exp.Expression, inputs: list[Plan]) -> tuple[int, Callable, int, Callable] | None:
+        """``part`` as a delta join constraint ``(i, key_i, j, key_j)``: ``=`` between expressions each reading one
+        input, two different ones."""
+        if not isinstance(part, exp.EQ):
+            return None
+        sides = [_input_of(operand, inputs) for operand in (part.this, part.expression)]
+        if None in sides or sides[0] == sides[1]:
+            return None
+        (i, j) = sides
+        a = Expressions(inputs[i].fields, where="in ON").compile(part.this)
+        b = Expressions(inputs[j].fields, where="in ON").compile(part.expression)
+        a_fn, b_fn = comparable(a, b, part)
+        return (i, a_fn, j, b_fn)
 
     def _join_key(self, part: exp.Expression, left: list[Field], right: list[Field]) -> JoinKey | None:
         """``part`` as a key of the join when it is ``a = b`` or ``a <=> b`` with each side reading one input."""
@@ -938,6 +1010,23 @@ def _side(node: exp.Expression, left: list[Field], right: list[Field]) -> str | 
             found.add(name)
     if isinstance(node, exp.AggFunc) or any(True for _ in node.find_all(exp.AggFunc)):
         return None
+    return found.pop() if len(found) == 1 else None
+
+
+def _input_of(node: exp.Expression, inputs: list[Plan]) -> int | None:
+    """The one input whose columns ``node`` reads (it reads at least one, and no other input's), or None."""
+    found = set()
+    for column in node.find_all(exp.Column):
+        owners = []
+        for number, plan in enumerate(inputs):
+            try:
+                field_at(plan.fields, column)
+            except SqlError:
+                continue
+            owners.append(number)
+        if len(owners) != 1:
+            return None
+        found.add(owners[0])
     return found.pop() if len(found) == 1 else None
 
 

@@ -28,7 +28,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
-from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal, localcontext
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
 from ..sqlfloat import NAN
@@ -165,21 +165,22 @@ def checked_integral(value: int, kind: SqlType, what: str = "ARITHMETIC_OVERFLOW
 
 def checked_decimal(value: Decimal, kind: SqlType) -> Decimal:
     """``value`` rounded half up to ``kind``'s scale; an error if it then has more digits than ``kind`` holds."""
-    with localcontext(WIDE):
-        rounded = value.quantize(Decimal(1).scaleb(-kind.scale), rounding=ROUND_HALF_UP)
-    if rounded.adjusted() >= kind.precision - kind.scale and rounded != 0:
+    rounded = value if value.as_tuple().exponent == -kind.scale else WIDE.quantize(value, _UNITS[kind.scale])
+    if rounded.adjusted() >= kind.precision - kind.scale and rounded:
         raise SqlRuntimeError(f"[NUMERIC_VALUE_OUT_OF_RANGE] {value} cannot be represented as "
                               f"Decimal({kind.precision}, {kind.scale})")
     return rounded
+
+
+_UNITS = [Decimal(1).scaleb(-scale) for scale in range(MAX_PRECISION + 2)]
+"""``_UNITS[s]`` is 10 ** -s: what ``quantize`` rounds to, for ``s`` places."""
 
 
 def decimal_quotient(a: Decimal, b: Decimal, kind: SqlType) -> Decimal:
     """``a / b`` as Spark computes it: the quotient to 39 places, then rounded to ``kind``'s scale."""
     if not b:
         raise SqlRuntimeError("[DIVIDE_BY_ZERO] Division by zero")
-    with localcontext(WIDE):
-        quotient = (a / b).quantize(Decimal(1).scaleb(-(MAX_PRECISION + 1)), rounding=ROUND_HALF_UP)
-    return checked_decimal(quotient, kind)
+    return checked_decimal(WIDE.quantize(WIDE.divide(a, b), _UNITS[MAX_PRECISION + 1]), kind)
 
 
 def cast(value: Any, source: SqlType, target: SqlType) -> Any:
