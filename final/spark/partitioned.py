@@ -8,9 +8,9 @@ version and runs its own ``IncrementalQuery`` over all of them, in order, and
 emits the result's changes at each version; the union of all tasks' changes
 is the query's changes, because no result row depends on two partitions.
 
-Executors do not need ``final/`` installed: the driver zips the package and
-ships it with ``SparkContext.addPyFile``, so on a cluster only pyspark (and
-Python) must be there. Each task reports where it imported ``final`` from, so
+Executors do not need ``final/`` installed: the driver zips the package, and
+sqlglot for the SQL compiler, and ships them with ``SparkContext.addPyFile``,
+so on a cluster only pyspark (and Python) must be there. Each task reports where it imported ``final`` from, so
 the pipeline can show the zip was used (``final_from``).
 """
 
@@ -54,21 +54,30 @@ class PartitionedResult:
 
 
 def ship_final(spark: SparkSession) -> str:
-    """Zip the ``final`` package and add it to ``spark``'s executors' Python path; the zip's path."""
+    """Zip the ``final`` package, and sqlglot (the SQL compiler's parser: an executor compiles a SQL query again
+    from its text), and add the zip to ``spark``'s executors' Python path; the zip's path."""
+    import sqlglot
+
     application = spark.sparkContext.applicationId
     if application not in _shipped:
-        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         archive = os.path.join(tempfile.mkdtemp(prefix="final-"), "final.zip")
         with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
-            for folder, folders, files in os.walk(package):
-                folders[:] = [name for name in folders if name not in ("__pycache__", "node_modules")]
-                for name in files:
-                    if name.endswith((".py", ".sql")):
-                        path = os.path.join(folder, name)
-                        zipped.write(path, os.path.relpath(path, os.path.dirname(package)))
+            final = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            for package in (final, os.path.dirname(os.path.abspath(sqlglot.__file__))):
+                _add_package(zipped, package)
         spark.sparkContext.addPyFile(archive)
         _shipped[application] = archive
     return _shipped[application]
+
+
+def _add_package(zipped: zipfile.ZipFile, package: str) -> None:
+    """Every Python and SQL file of ``package`` (a folder) into ``zipped``, under the package's name."""
+    for folder, folders, files in os.walk(package):
+        folders[:] = [name for name in folders if name not in ("__pycache__", "node_modules")]
+        for name in files:
+            if name.endswith((".py", ".sql")):
+                path = os.path.join(folder, name)
+                zipped.write(path, os.path.relpath(path, os.path.dirname(package)))
 
 
 def run_partitioned(
