@@ -3,7 +3,9 @@
 # every example of the documents (tests/catalog.py), printed beside what the
 # document printed, with a verdict against v0 recomputed from scratch. The
 # pipeline (python -m final.spark run) checks final/ against Spark SQL at every
-# version of its embedded data sets and writes its report to out/spark/; then
+# version of its embedded data sets (its six queries compiled from the SQL files
+# in final/spark/queries/) and writes its report to out/spark/, and explain shows
+# one query's plan; then
 # generate writes the embedded data sets as Delta tables (out/spark/live/), and
 # a live follow keeps every query up to date over them (Structured Streaming)
 # while more commits land table by table, is stopped with SIGINT, restarted, and
@@ -19,6 +21,9 @@ if [ "$#" -eq 0 ]; then
     echo
     echo "== The Spark pipeline: final/ against Spark SQL from scratch, version by version =="
     python -m final.spark run --out out/spark
+    echo
+    echo "== explain: how a query's SQL (final/spark/queries/) became its final/ dataflow =="
+    python -m final.spark explain --sql final/spark/queries/fares_by_passengers.sql --out out/spark/explain
     echo
     echo "== follow: Delta tables as a live source, each query's output table kept up to date exactly once =="
     live=out/spark/live
