@@ -157,6 +157,7 @@ CONSTRUCTS = {
                 "MIN(x), MAX(x), MIN(s), MAX(s), MIN(b), MAX(b) FROM a GROUP BY k",
     "double sums": "SELECT k, SUM(x), AVG(x) FROM a WHERE x < 100 GROUP BY k",
     "having": "SELECT k, COUNT(*) FROM a GROUP BY k HAVING SUM(v) > 10",
+    "having by a select alias": "SELECT k, COUNT(*) AS n FROM a GROUP BY k HAVING n > 1",
     "group by ordinal and alias": "SELECT k + 1 AS kk, COUNT(*) FROM a GROUP BY kk UNION ALL "
                                   "SELECT k, COUNT(*) FROM a GROUP BY 1",
     "group by a double": "SELECT x, COUNT(*) FROM a GROUP BY x",

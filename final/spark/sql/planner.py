@@ -942,10 +942,14 @@ class Planner:
                 if _same(expression, grouped, plan.fields):
                     return Expr(operator.itemgetter(position), keys[position].type, position=position)
             if isinstance(expression, exp.Column) and not isinstance(expression.this, exp.Star):
+                alias = aliases.get(expression.name.lower()) if not expression.table else None
+                if alias is not None and not _resolves(expression, plan.fields):
+                    return compiler.compile(alias)  # HAVING may name a SELECT item by its alias
                 field_at(plan.fields, expression)  # an unknown column is reported as such first
                 raise refuse(expression, f"column {expression.sql()} is neither in GROUP BY nor inside an aggregate")
             return None
 
+        aliases = {item.alias.lower(): item.this for item in node.expressions if isinstance(item, exp.Alias)}
         result: Plan = aggregated
         compiler = Expressions(fields, replace, where="after GROUP BY")
         if having is not None:
@@ -1011,6 +1015,14 @@ def _side(node: exp.Expression, left: list[Field], right: list[Field]) -> str | 
     if isinstance(node, exp.AggFunc) or any(True for _ in node.find_all(exp.AggFunc)):
         return None
     return found.pop() if len(found) == 1 else None
+
+
+def _resolves(column: exp.Column, fields: list[Field]) -> bool:
+    try:
+        field_at(fields, column)
+    except SqlError:
+        return False
+    return True
 
 
 def _input_of(node: exp.Expression, inputs: list[Plan]) -> int | None:
