@@ -326,10 +326,10 @@ class Expr:
     DOUBLE is never NaN or infinite; ``exact`` is False for a SUM or AVG of
     doubles (and what passes one on), whose last bits depend on the order
     Spark adds in: such a value is only ever output as it is, never compared,
-    grouped, joined on or computed with. ``signed_zero`` marks a MIN or MAX
-    of doubles, which may be -0.0 or 0.0 as Spark meets them first: it is
-    never cast to a string. ``values`` are a column's own values, for
-    literals that meet them.
+    grouped, joined on or computed with. (-0.0 and 0.0, which a MIN or MAX
+    of doubles gives as Spark meets them first, only a CAST to STRING could
+    tell apart, and the subset has no CAST from DOUBLE to STRING.) ``values``
+    are a column's own values, for literals that meet them.
     """
 
     sql: str
@@ -337,7 +337,6 @@ class Expr:
     bound: float = 0.0
     finite: bool = True
     exact: bool = True
-    signed_zero: bool = False
     values: tuple = ()
 
 
@@ -392,11 +391,12 @@ CASTS = {
     "bigint": ("int", "decimal", "double", "boolean"),
     "decimal": ("int", "bigint", "decimal", "double", "boolean"),
     "double": ("int", "bigint", "decimal", "boolean"),
-    "string": ("int", "bigint", "decimal", "double", "boolean"),
+    "string": ("int", "bigint", "decimal", "boolean"),
     "boolean": ("int", "bigint", "decimal", "double"),
 }
 """The families each family is cast from where no value can fail (bounds permitting): every cast between the
-tables' types but from STRING, which is left to queries meant to raise."""
+tables' types but from STRING, which is left to queries meant to raise, and DOUBLE to STRING, which the
+subset leaves out (Spark's shortest-repr formatting of doubles is not implemented)."""
 
 PRODUCTIONS = {
     "numeric": (("column", 5), ("literal", 1.5), ("aggregate", 4), ("arithmetic", 3), ("divide", 1),
@@ -655,8 +655,7 @@ class QueryMaker:
             return _bounded(Expr(f"{function}({argument.sql})", "double", bound, argument.finite, exact=False))
         argument = self.expr(family, inner, arguments, bare=True)
         function = rng.choice(("MIN", "MAX"))
-        return replace(argument, sql=f"{function}({argument.sql})", values=(),
-                       signed_zero=argument.signed_zero or family == "double")
+        return replace(argument, sql=f"{function}({argument.sql})", values=())
 
     def _arithmetic(self, family: str, scope: Scope, depth: int, bare: bool) -> Expr | None:
         left, right = self.rng.choice(OPERANDS[family])
@@ -744,8 +743,6 @@ class QueryMaker:
         source = self.rng.choice(CASTS[family])
         a = self.expr(source, scope, depth - 1)
         if family == "string":
-            if a.signed_zero:
-                return None
             return Expr(f"CAST({a.sql} AS STRING)", "string")
         if family == "boolean":
             return Expr(f"CAST({a.sql} AS BOOLEAN)", "boolean")
@@ -760,7 +757,7 @@ class QueryMaker:
             return Expr(f"CAST({a.sql} AS DECIMAL({precision},{scale}))", "decimal", bound + 1)
         if bound >= LIMITS[family]:
             return None
-        return Expr(f"CAST({a.sql} AS {SQL_NAMES[family]})", family, bound, a.finite, signed_zero=a.signed_zero)
+        return Expr(f"CAST({a.sql} AS {SQL_NAMES[family]})", family, bound, a.finite)
 
     def _length(self, family: str, scope: Scope, depth: int, bare: bool) -> Expr | None:
         if family != "int":
@@ -1040,8 +1037,7 @@ def _bounded(expr: Expr) -> Expr | None:
 
 
 def _combined(sql: str, family: str, bound: float, *parts: Expr) -> Expr:
-    return Expr(sql, family, bound, all(part.finite for part in parts),
-                all(part.exact for part in parts), any(part.signed_zero for part in parts))
+    return Expr(sql, family, bound, all(part.finite for part in parts), all(part.exact for part in parts))
 
 
 def _merged(sql: str, family: str, parts: Sequence[Expr]) -> Expr:
@@ -1433,8 +1429,11 @@ class Checker:
         except SqlError as error:
             return Outcome("refused", kind="compiler", detail=str(error))
         except Exception as error:
-            return Outcome("differ", kind="compile-crash", version=0,
-                           detail=f"{type(error).__name__}: {_first_line(error)}")
+            reference = self._reference(case, 0)
+            if reference.refused is not None:  # not a query at all: Spark refuses it too
+                return Outcome("refused", kind="spark", version=0, detail=reference.refused)
+            return Outcome("differ", 1, kind="compile-crash", version=0,
+                           detail=f"{type(error).__name__}: {_first_line(error)}", answers=(reference,))
         try:
             ours = Ours(compiled)
         except Exception as error:
@@ -1503,6 +1502,14 @@ def _describe(differing: Sequence[tuple[tuple, int, int]], limit: int = 4) -> st
 # Shrinking --------------------------------------------------------------------------------------------------------
 
 
+def signature(outcome: Outcome) -> tuple[str, str]:
+    """What a shrink keeps of a difference: its kind and, for a failure of ours, the error raised (its type
+    and message, without the operators that name the query's clauses, which shrinking changes)."""
+    if outcome.kind not in ("crash", "compile-crash"):
+        return outcome.kind, ""
+    return outcome.kind, outcome.detail.rpartition("raised ")[2] or outcome.detail
+
+
 class Shrinker:
     """Makes a differing case smaller while it still differs in the same way (``Outcome.kind``).
 
@@ -1521,9 +1528,9 @@ class Shrinker:
         self.checks = 0
 
     def shrink(self, case: Case, outcome: Outcome) -> tuple[Case, Outcome]:
-        """The smallest case found that differs as ``outcome`` does, and its outcome."""
+        """The smallest case found that differs as ``outcome`` does (``signature``), and its outcome."""
         self._deadline = time.monotonic() + self.seconds
-        self._kind = outcome.kind
+        self._signature = signature(outcome)
         self._best = (case, outcome)
         passes = (self._versions, self._query, self._rows, self._churn, self._tables, self._columns, self._values)
         progress = True
@@ -1544,7 +1551,7 @@ class Shrinker:
             return False
         self.checks += 1
         outcome = self.checker.check(case)
-        if outcome.status == "differ" and outcome.kind == self._kind:
+        if outcome.status == "differ" and signature(outcome) == self._signature:
             self._best = (case, outcome)
             return True
         return False
@@ -1726,7 +1733,9 @@ def _query_variants(tree: Any, index: int) -> Iterator[str]:
         changes += [dropping("expressions", position) for position in range(len(node.expressions))]
     if isinstance(node, exp.Case):
         if node.args.get("default") is not None:
-            changes.append(lambda n: n.set("default", None))
+            changes += [lambda n: n.set("default", None), lambda n: n.replace(n.args["default"].copy())]
+        for position in range(len(node.args.get("ifs") or ())):
+            changes.append(lambda n, p=position: n.replace(n.args["ifs"][p].args["true"].copy()))
         if len(node.args.get("ifs") or ()) > 1:
             changes += [dropping("ifs", position) for position in range(len(node.args["ifs"]))]
     if _replaceable(node):
@@ -1801,7 +1810,7 @@ def reproducer(case: Case, outcome: Outcome, name: str) -> str:
     elif ours.crash or ours.error:
         said = f"raises {ours.crash or ours.error}"
     else:
-        said = f"{ours.types}: {_text(list(ours.rows))}"
+        said = f"{list(ours.types or ())}: {_text(list(ours.rows))}"
     expected = outcome.answers[-1] if outcome.answers else None
     if expected is None:
         wanted = "(no answer: the query fails before any version)"
@@ -1814,6 +1823,7 @@ def reproducer(case: Case, outcome: Outcome, name: str) -> str:
         "    [" + ", ".join(f"({table!r}, {_text(row)}, {count})" for table, row, count in updates) + "],\n"
         for updates in history) + "]"
     listed = "[\n" + "".join(f"    {_text(answer)},\n" for answer in answers) + "]"
+    decimal = "from decimal import Decimal\n\n" if "Decimal(" in versions + listed else ""
     return f'''"""A difference the SQL fuzzer found ({case.origin}): {KINDS.get(outcome.kind, outcome.kind)}, at version
 {outcome.version}. Shrunk by final.spark.sql.fuzz; move it into tests/ once the cause is fixed.
 
@@ -1826,9 +1836,7 @@ final/'s answer: {said}
 ({outcome.detail})
 """
 
-from decimal import Decimal
-
-from final.spark.catalog import Table
+{decimal}from final.spark.query import Table
 from final.spark.sql.fuzz import replay
 
 TABLES = {tables}
@@ -1981,6 +1989,9 @@ def command(arguments: Any, conf: dict[str, str], log_file: str) -> int:
     """
     from ..session import check_master, settings, spark_session
 
+    if arguments.queries < 1 or arguments.first < 0 or arguments.shrink < 0:
+        raise ValueError(f"--queries takes a positive count and --first and --shrink counts from 0, not "
+                         f"{arguments.queries}, {arguments.first} and {arguments.shrink}; e.g. --queries 200")
     check_master(settings(arguments.master, conf)[0])
     spark = spark_session(arguments.master, {**SPARK_CONF, **conf}, app_name="final-fuzz", log_file=log_file)
     bar = _progress_bar(arguments.queries)
