@@ -115,6 +115,15 @@ def parser() -> argparse.ArgumentParser:
     for command in (follow, verify):
         command.add_argument("--master", help="Spark master URL (default local[*], or $FINAL_SPARK_MASTER)")
         command.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
+    fuzz = commands.add_parser("fuzz", help="random queries over random histories: compile_sql against Spark SQL")
+    fuzz.add_argument("--queries", type=int, default=200, help="queries to check (default 200)")
+    fuzz.add_argument("--seed", type=int, default=0, help="the run's seed: a seed makes the same cases everywhere")
+    fuzz.add_argument("--first", type=int, default=0, help="the first case's number (rerun one: --first N --queries 1)")
+    fuzz.add_argument("--shrink", type=int, default=20, help="differences to shrink before writing them (default 20)")
+    fuzz.add_argument("--out", default=os.path.join(DEFAULT_OUT, "fuzz"),
+                      help="where each difference's reproducer (a pytest file) and spark.log go")
+    fuzz.add_argument("--master", help="Spark master URL (default local[*], or $FINAL_SPARK_MASTER)")
+    fuzz.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
     return top
 
 
@@ -135,6 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _command(arguments: argparse.Namespace, log_file: str) -> int:
     conf = parse_conf(getattr(arguments, "conf", []))
+    if arguments.command == "fuzz":
+        from .sql.fuzz import command
+
+        return command(arguments, conf, log_file)
     if arguments.command == "follow":
         return _follow(arguments, conf, log_file)
     if arguments.command == "verify":
