@@ -3,7 +3,8 @@
 Each construct's query runs incrementally over a small history (a load,
 deletes, re-inserts, a table emptied) and is compared with Spark SQL from
 scratch at every version: the rows with their multiplicities, each value
-with its type (a DECIMAL with its scale), and the output's Spark types.
+with its type (a DECIMAL with its scale: the fuzzer's ``row_key``), and the
+output's Spark types.
 Recursive queries are checked against sqlite3 (standard library), which
 runs WITH RECURSIVE with UNION as well as UNION ALL; Spark SQL runs only
 the second. A refused query is refused before any work, with the construct
@@ -21,8 +22,8 @@ import pytest
 from final.spark.incremental import IncrementalQuery
 from final.spark.query import Table
 from final.spark.sql import SqlError, compile_sql, explain
+from final.spark.sql.fuzz import row_key
 from final.spark.sql.types import SqlType
-from final.spark.sqlfloat import sql_row
 
 NAN, INF = float("nan"), float("inf")
 
@@ -64,20 +65,6 @@ def tables_at(version: int) -> dict[str, Counter]:
     return held
 
 
-def typed(row: tuple) -> tuple:
-    """A row as values that compare with their types: a DECIMAL with its scale, a bool apart from an int, every
-    NaN one value, -0.0 as 0.0."""
-    out = []
-    for value in sql_row(row):
-        if isinstance(value, Decimal):
-            out.append(("decimal", str(value)))
-        elif isinstance(value, float):
-            out.append(("double", 0.0 if value == 0 else value))
-        else:
-            out.append((type(value).__name__, value))
-    return tuple(out)
-
-
 def ours(text: str) -> tuple[list[Counter | str], tuple[str, ...]]:
     """The compiled query's result at every version (or the error it stopped with), and its output types."""
     query = compile_sql(text, TABLES, "q")
@@ -89,7 +76,7 @@ def ours(text: str) -> tuple[list[Counter | str], tuple[str, ...]]:
         except Exception as error:
             results.append(f"error: {type(error).__name__}")
             break
-        results.append(Counter({typed(row): m for row, m in engine.snapshot.items()}))
+        results.append(Counter({row_key(row): m for row, m in engine.snapshot.items()}))
     return results, query.types
 
 
@@ -112,7 +99,7 @@ def spark_at(spark):
                 results.append(f"error: {type(error).__name__}")
                 break
             types = [f.dataType.simpleString() for f in frame.schema]
-            results.append(Counter(typed(tuple(row)) for row in rows))
+            results.append(Counter(row_key(tuple(row)) for row in rows))
         return results, types
 
     yield run
