@@ -147,15 +147,25 @@ def output_columns(query: Query) -> list[str]:
 
 
 def output_schema(spark: SparkSession, query: Query) -> pyarrow.Schema:
-    """The Arrow schema of ``query``'s output table: its SQL result's column types, as Spark SQL infers them."""
+    """The Arrow schema of ``query``'s output table: its SQL result's column types, as Spark SQL infers them.
+
+    A query compiled from SQL knows them (``SqlQuery.types``, Spark's types by Spark's rules), so no Spark job
+    is needed, and none could run a WITH RECURSIVE ... UNION, which Spark SQL refuses; for a query built by
+    hand, Spark SQL plans its text over empty tables.
+    """
     import pyarrow
 
+    names = output_columns(query)
+    types = getattr(query, "types", None)
+    if types:
+        return pyarrow.schema([pyarrow.field(name, sources.arrow_type(kind))
+                               for name, kind in zip(names, types, strict=True)])
     empty = spark.newSession()  # its own temporary views: empty tables of the inputs' types
     for table in query.inputs:
         empty.createDataFrame([], TABLES[table].ddl).createOrReplaceTempView(table)
     result = empty.sql(query.sql).schema
     return pyarrow.schema([pyarrow.field(name, sources.arrow_type(column.dataType.simpleString()))
-                           for name, column in zip(output_columns(query), result.fields, strict=True)])
+                           for name, column in zip(names, result.fields, strict=True)])
 
 
 @dataclass(frozen=True)
