@@ -19,6 +19,9 @@ column whose hash picks the partition, or ``None`` to send the whole input
 to every partition (a broadcast, for small dimension tables). A query without
 it (reachability: a node's answer depends on every edge) runs in one process.
 
+Tables of one's own (``--table NAME=PATH``, ``own_tables``) join the catalog
+while a command runs (``bind``): they are the data set ``BOUND``.
+
 This module imports nothing from Spark: executors import it to build the
 ``final/`` side of a query.
 """
@@ -26,6 +29,7 @@ This module imports nothing from Spark: executors import it to build the
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..stream import DifferenceStreamBuilder
@@ -51,7 +55,36 @@ TABLES = {
 }
 
 DATASETS = {"trips": ("trips",), "graph": ("edges", "roots"), "enrichment": ("facts", "users", "addrs", "agent")}
-"""Each data set's tables."""
+"""Each data set's tables; with tables bound (``bind``), the data set ``BOUND`` too."""
+
+BUILT_IN = tuple(DATASETS)
+"""The data sets the pipeline generates, follows in a log folder and has built-in queries for."""
+
+BOUND = "tables"
+"""The data set of the tables one binds with ``--table NAME=PATH`` (``own_tables``): its tables are those."""
+
+
+def bind(tables: Iterable[Table]) -> None:
+    """Make ``tables`` the data set ``BOUND``, in place of the tables bound before (none: no such data set).
+
+    ``TABLES`` and ``DATASETS`` change in place, so every module that imported them looks the bound tables
+    up as it looks up the built-in ones. A Spark Python worker imports this module afresh and sees no bound
+    table: what it needs travels with the work (``sources.CommitStream``'s options, ``SqlQuery.recipe``).
+
+    Raises:
+        ValueError: a name is a built-in table's, or two tables share one (as SQL compares names: any case).
+    """
+    for name in DATASETS.pop(BOUND, ()):
+        del TABLES[name]
+    tables = list(tables)
+    taken = {name.lower() for name in TABLES}
+    for table in tables:
+        if table.name.lower() in taken:
+            raise ValueError(f"table {table.name} is bound twice, or is a built-in table ({', '.join(TABLES)})")
+        taken.add(table.name.lower())
+    TABLES.update((table.name, table) for table in tables)
+    if tables:
+        DATASETS[BOUND] = tuple(table.name for table in tables)
 
 
 AVERAGE_SCALE = Decimal("0.000001")

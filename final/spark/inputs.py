@@ -15,7 +15,7 @@ history) is checked when the tables and logs are read
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from .catalog import DATASETS
 from .changelog import ChangeLogError
@@ -29,8 +29,10 @@ TEMPORARY = "_temporary"
 """The folder Spark writes a job's files into before it commits them (and writes ``_SUCCESS``)."""
 
 
-def validate(names: Iterable[str], rows: int | None, versions: int, tables: str | None, logs: str | None) -> None:
-    """Check a run's sizes and, for each data set in ``names``, its tables (``tables``) or change logs (``logs``).
+def validate(names: Iterable[str], rows: int | None, versions: int, tables: str | None, logs: str | None,
+             folders: Mapping[str, str] | None = None) -> None:
+    """Check a run's sizes and, for each data set in ``names``, its tables (``tables``) or change logs (``logs``,
+    or the data set's own folder in ``folders``: the tables bound with ``--table``).
 
     Raises:
         DatasetError: ``rows`` is not positive, or a table is missing, empty, half-written or not Parquet.
@@ -42,11 +44,12 @@ def validate(names: Iterable[str], rows: int | None, versions: int, tables: str 
     if versions < 1:
         raise ValueError(f"versions is a positive int, not {versions!r}; e.g. --versions 12")
     for dataset in names:
+        folder = (folders or {}).get(dataset) or (os.path.join(logs, dataset) if logs else None)
         for table in DATASETS[dataset]:
-            if logs and os.path.isdir(os.path.join(logs, dataset, table, "_delta_log")):
+            if folder and os.path.isdir(os.path.join(folder, table, "_delta_log")):
                 continue  # a Delta table: its commits are checked as they are read (sources.read_commit)
-            if logs:
-                problem = folder_problem(os.path.join(logs, dataset, table), "change log")
+            if folder:
+                problem = folder_problem(os.path.join(folder, table), "change log")
                 if problem:
                     raise ChangeLogError(problem)
             elif tables:

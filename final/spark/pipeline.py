@@ -21,7 +21,7 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
@@ -280,10 +280,9 @@ def read_logs(spark: SparkSession, dataset: str, paths: dict[str, str]) -> dict[
             for table, path in paths.items()}
 
 
-def bound_logs(spark: SparkSession, logs: str, dataset: str) -> dict[str, DataFrame]:
-    """``dataset``'s Delta tables under ``logs`` as change logs with one version per commit: every commit,
-    checked (``sources.read_commit``), bound in commit-time order as a follow binds them; cached."""
-    folder = os.path.join(logs, dataset)
+def bound_logs(spark: SparkSession, folder: str, dataset: str) -> dict[str, DataFrame]:
+    """``dataset``'s Delta tables in ``folder`` (``folder/<table>``) as change logs with one version per commit:
+    every commit, checked (``sources.read_commit``), bound in commit-time order as a follow binds them; cached."""
     commits = sources.commits_between(folder, dataset, {}, sources.newest_commits(folder, dataset))
     found: dict[str, list[tuple]] = {table: [] for table in DATASETS[dataset]}
     for version, commit in enumerate(commits):
@@ -466,6 +465,7 @@ def run_pipeline(
     versions: int = EMBEDDED_VERSIONS, partitions: Iterable[int] = (1, 2, 4), seed: int = datasets.SEED,
     tables: str | None = None, logs: str | None = None, log: Callable[[str], None] = print,
     progress: bool | None = None, nan_fraction: float = 0.0, queries: Iterable[Query] | None = None,
+    folders: Mapping[str, str] | None = None,
 ) -> Run:
     """The whole pipeline over ``dataset_names``; ``log`` receives one line per query checked.
 
@@ -474,7 +474,8 @@ def run_pipeline(
 
     The change logs are made from generated tables (``rows``, ``seed``), or
     from tables read from ``tables/<dataset>/``, and written under
-    ``out/logs/<dataset>/``; or, with ``logs``, read from ``logs/<dataset>/<table>``.
+    ``out/logs/<dataset>/``; or, with ``logs``, read from ``logs/<dataset>/<table>``;
+    or, for a data set in ``folders`` (the tables bound with ``--table``), from ``<its folder>/<table>``.
     Every data set's tables are read, and every log written and read back,
     before the first query is checked.
 
@@ -490,16 +491,17 @@ def run_pipeline(
     lines = _progress_lines(progress)
     if lines:
         _phase(f"{'reading' if logs else 'writing'} the change logs of {', '.join(dataset_names)}")
-    if logs:
-        paths = {dataset: {table: os.path.join(logs, dataset, table) for table in DATASETS[dataset]}
-                 for dataset in dataset_names}
-    else:
-        frames = {dataset: datasets.read(spark, dataset, os.path.join(tables, dataset)) if tables
-                  else datasets.generate(spark, dataset, rows, seed, nan_fraction) for dataset in dataset_names}
-        paths = {dataset: write_logs(frames[dataset], os.path.join(out, "logs", dataset), versions, seed)
-                 for dataset in dataset_names}
-    logs_read = {dataset: bound_logs(spark, logs, dataset) if logs and sources.layout(
-        os.path.join(logs, dataset), dataset) == "delta" else read_logs(spark, dataset, paths[dataset])
+    read_from = {dataset: os.path.join(logs, dataset) for dataset in dataset_names} if logs else {}
+    read_from.update({dataset: folder for dataset, folder in (folders or {}).items() if dataset in dataset_names})
+    paths = {dataset: {table: os.path.join(folder, table) for table in DATASETS[dataset]}
+             for dataset, folder in read_from.items()}
+    made = [dataset for dataset in dataset_names if dataset not in read_from]
+    frames = {dataset: datasets.read(spark, dataset, os.path.join(tables, dataset)) if tables
+              else datasets.generate(spark, dataset, rows, seed, nan_fraction) for dataset in made}
+    paths.update({dataset: write_logs(frames[dataset], os.path.join(out, "logs", dataset), versions, seed)
+                  for dataset in made})
+    logs_read = {dataset: bound_logs(spark, read_from[dataset], dataset) if dataset in read_from and sources.layout(
+        read_from[dataset], dataset) == "delta" else read_logs(spark, dataset, paths[dataset])
         for dataset in dataset_names}
     if lines:
         _phase("change logs checked; checking each query at every version")

@@ -35,7 +35,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -54,7 +54,8 @@ MARKERS = "_commits"
 DELTA_LOG = "_delta_log"
 MARKER_NAME = re.compile(r"^(\d{8})\.json$")
 
-SQL_TYPES = {"BIGINT": "int64", "INT": "int32", "DOUBLE": "double", "STRING": "string", "BOOLEAN": "bool"}
+SQL_TYPES = {"BIGINT": "int64", "INT": "int32", "SMALLINT": "int16", "TINYINT": "int8", "DOUBLE": "double",
+             "STRING": "string", "BOOLEAN": "bool", "DATE": "date32"}
 
 
 class CommitError(ValueError):
@@ -81,18 +82,31 @@ def table_schema(table: str) -> pyarrow.Schema:
     return pyarrow.schema([pyarrow.field(name, arrow_type(kind)) for name, kind in TABLES[table].columns])
 
 
-def layout(folder: str, dataset: str) -> str:
+def members(dataset: str, tables: Sequence[str] | None = None) -> tuple[str, ...]:
+    """``dataset``'s tables: ``tables`` when given (a Spark worker, which knows no bound table, is told them),
+    else the catalog's."""
+    return tuple(tables) if tables is not None else DATASETS[dataset]
+
+
+def table_path(folder: str, table: str) -> str:
+    """Where ``table`` of the data set in ``folder`` is: ``folder/table``, or what that links to (a bound
+    table's folder is a symbolic link, ``own_tables.link``), so messages name the path one gave."""
+    path = os.path.join(folder, table)
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+def layout(folder: str, dataset: str, tables: Sequence[str] | None = None) -> str:
     """``"delta"`` or ``"parquet"``: how ``dataset``'s tables are kept under ``folder``.
 
     Raises:
         CommitError: a table's folder is missing, or the tables mix the two layouts.
     """
     kinds = {}
-    for table in DATASETS[dataset]:
+    for table in members(dataset, tables):
         path = os.path.join(folder, table)
         if not os.path.isdir(path):
             raise CommitError(f"data set {dataset!r} has no table {table!r}: {path} is not a folder (a Delta table "
-                              f"or a Parquet change log); its tables are {', '.join(DATASETS[dataset])}")
+                              f"or a Parquet change log); its tables are {', '.join(members(dataset, tables))}")
         kinds[table] = "delta" if os.path.isdir(os.path.join(path, DELTA_LOG)) else "parquet"
     if len(set(kinds.values())) > 1:
         raise CommitError(f"data set {dataset!r} under {folder} mixes Delta tables and Parquet logs ("
@@ -111,58 +125,61 @@ class Commit:
     timestamp: int
 
 
-def newest_commits(folder: str, dataset: str) -> dict[str, int]:
+def newest_commits(folder: str, dataset: str, tables: Sequence[str] | None = None) -> dict[str, int]:
     """Each source's newest complete commit (-1 for none): a Delta table's version, or the newest marker."""
-    if layout(folder, dataset) == "parquet":
+    if layout(folder, dataset, tables) == "parquet":
         return {MARKERS: max(_markers(folder), default=-1)}
     from deltalake import DeltaTable
 
-    return {table: DeltaTable(os.path.join(folder, table)).version() for table in DATASETS[dataset]}
+    return {table: DeltaTable(table_path(folder, table)).version() for table in members(dataset, tables)}
 
 
-def check_offsets(folder: str, dataset: str, delivered: dict[str, int]) -> dict[str, int]:
+def check_offsets(folder: str, dataset: str, delivered: dict[str, int], tables: Sequence[str] | None = None
+                  ) -> dict[str, int]:
     """The newest commits, after checking that no source went back behind the commits ``delivered``.
 
     Raises:
         CommitError: a table (or the markers) holds fewer commits than were delivered: it was written anew.
     """
-    newest = newest_commits(folder, dataset)
+    newest = newest_commits(folder, dataset, tables)
     for source, number in delivered.items():
         if newest.get(source, -1) < number:
-            name = f"the commit markers of {folder}" if source == MARKERS else f"table {source} under {folder}"
+            name = (f"the commit markers of {folder}" if source == MARKERS
+                    else f"table {source} ({table_path(folder, source)})")
             raise CommitError(f"{name} now end at commit {newest.get(source, -1)}, but commits through {number} "
                               f"were read: the tables were written anew; follow them with a new --out and "
                               f"--checkpoint")
     return newest
 
 
-def commits_between(folder: str, dataset: str, start: dict[str, int], end: dict[str, int]) -> list[Commit]:
+def commits_between(folder: str, dataset: str, start: dict[str, int], end: dict[str, int],
+                    tables: Sequence[str] | None = None) -> list[Commit]:
     """The commits after ``start`` up to ``end`` (offsets as ``newest_commits`` gives them), oldest first."""
     found = []
-    if layout(folder, dataset) == "parquet":
+    if layout(folder, dataset, tables) == "parquet":
         for number in range(start.get(MARKERS, -1) + 1, end.get(MARKERS, -1) + 1):
             path = os.path.join(folder, MARKERS, f"{number:08d}.json")
             found.append(Commit(MARKERS, number, int(os.path.getmtime(path) * 1000)))
         return found
     from deltalake import DeltaTable
 
-    for table in DATASETS[dataset]:
+    for table in members(dataset, tables):
         low, high = start.get(table, -1) + 1, end.get(table, -1)
         if high < low:
             continue
-        found_table = DeltaTable(os.path.join(folder, table))
+        found_table = DeltaTable(table_path(folder, table))
         history = found_table.history(limit=found_table.version() - low + 1)
         times = {entry["version"]: entry["timestamp"] for entry in history}
         found += [Commit(table, number, times.get(number, 0)) for number in range(low, high + 1)]
-    found.sort(key=binding_order(dataset))
+    found.sort(key=binding_order(dataset, tables))
     return found
 
 
-def binding_order(dataset: str) -> Callable[[Commit], tuple]:
+def binding_order(dataset: str, tables: Sequence[str] | None = None) -> Callable[[Commit], tuple]:
     """The order in which a follow binds commits it sees together: commit time, then the catalog's table order
     (a tie), then commit number."""
-    tables = DATASETS[dataset]
-    return lambda commit: (commit.timestamp, tables.index(commit.table) if commit.table in tables else -1,
+    order = members(dataset, tables)
+    return lambda commit: (commit.timestamp, order.index(commit.table) if commit.table in order else -1,
                            commit.number)
 
 
@@ -184,7 +201,7 @@ def marker_files(folder: str, number: int) -> dict[str, list[str]]:
     path = os.path.join(folder, MARKERS, f"{number:08d}.json")
     with open(path) as file:
         named = json.load(file)["files"]
-    return {table: [os.path.join(folder, table, name) for name in names] for table, names in named.items()}
+    return {table: [os.path.join(table_path(folder, table), name) for name in names] for table, names in named.items()}
 
 
 def write_marker(folder: str, files: dict[str, list[str]]) -> int:
@@ -229,7 +246,7 @@ def read_commit(folder: str, commit: Commit) -> list[Change]:
     from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError
 
-    path = os.path.join(folder, commit.table)
+    path = table_path(folder, commit.table)
     where = f"table {commit.table} ({path}), commit {commit.number} ({DELTA_LOG}/{commit.number:020d}.json)"
     table = DeltaTable(path)
     if table.metadata().configuration.get("delta.enableChangeDataFeed", "").lower() != "true":
@@ -370,7 +387,8 @@ def _sql_kind(kind: pyarrow.DataType) -> str:
 
     names = {pyarrow.int64(): "BIGINT", pyarrow.int32(): "INT", pyarrow.int16(): "SMALLINT", pyarrow.int8(): "TINYINT",
              pyarrow.float64(): "DOUBLE", pyarrow.float32(): "FLOAT", pyarrow.string(): "STRING",
-             pyarrow.large_string(): "STRING", pyarrow.string_view(): "STRING", pyarrow.bool_(): "BOOLEAN"}
+             pyarrow.large_string(): "STRING", pyarrow.string_view(): "STRING", pyarrow.bool_(): "BOOLEAN",
+             pyarrow.date32(): "DATE"}
     if kind in names:
         return names[kind]
     if pyarrow.types.is_decimal(kind):
@@ -379,8 +397,8 @@ def _sql_kind(kind: pyarrow.DataType) -> str:
 
 
 def _pandas_hint(kind: str) -> str:
-    return {"BIGINT": "Int64", "INT": "Int32", "DOUBLE": "float64", "STRING": "string", "BOOLEAN": "boolean"}.get(
-        kind.upper(), "object")
+    return {"BIGINT": "Int64", "INT": "Int32", "SMALLINT": "Int16", "TINYINT": "Int8", "DOUBLE": "float64",
+            "STRING": "string", "BOOLEAN": "boolean"}.get(kind.upper(), "object")
 
 
 # The stream: Spark keeps the offsets, the rows name the commits.
@@ -389,8 +407,11 @@ COMMIT_SCHEMA = "table STRING, commit BIGINT, timestamp BIGINT"
 
 
 class CommitStream(DataSource):
-    """``spark.readStream.format("final_commits").option("folder", F).option("dataset", D)``: one row per new
-    complete commit of the data set's tables, ``(table, commit, timestamp)``.
+    """``spark.readStream.format("final_commits").option("folder", F).option("dataset", D).option("tables", T)``:
+    one row per new complete commit of the data set's tables, ``(table, commit, timestamp)``.
+
+    Option ``tables`` (a JSON list) names the data set's tables: the source runs in a Python worker that
+    imports ``final`` afresh, where the catalog knows no table bound with ``--table``.
 
     Option ``start``, a JSON offset, is where a query without a Spark checkpoint begins (the follow passes
     the commits it has already bound, so a lost Spark checkpoint never replays or skips one). Option
@@ -408,24 +429,25 @@ class CommitStream(DataSource):
 
     def simpleStreamReader(self, schema: object) -> SimpleDataSourceStreamReader:
         return _CommitReader(self.options["folder"], self.options["dataset"], json.loads(self.options["start"]),
-                             int(self.options.get("grace_ms", "0")))
+                             int(self.options.get("grace_ms", "0")), json.loads(self.options.get("tables", "null")))
 
 
 class _CommitReader(SimpleDataSourceStreamReader):
     """Offsets: ``{source: newest commit delivered}``; a read delivers the complete commits after them (per
     table, those stamped before the grace period, in order)."""
 
-    def __init__(self, folder: str, dataset: str, start: dict[str, int], grace_ms: int) -> None:
-        self.folder, self.dataset, self.start, self.grace_ms = folder, dataset, start, grace_ms
+    def __init__(self, folder: str, dataset: str, start: dict[str, int], grace_ms: int,
+                 tables: list[str] | None = None) -> None:
+        self.folder, self.dataset, self.start, self.grace_ms, self.tables = folder, dataset, start, grace_ms, tables
 
     def initialOffset(self) -> dict:
         return dict(self.start)
 
     def read(self, start: dict) -> tuple[Iterator[tuple], dict]:
         cut = time.time() * 1000 - self.grace_ms
-        newest = check_offsets(self.folder, self.dataset, start)
+        newest = check_offsets(self.folder, self.dataset, start, self.tables)
         end = {source: start.get(source, -1) for source in newest}
-        for commit in sorted(commits_between(self.folder, self.dataset, start, newest),
+        for commit in sorted(commits_between(self.folder, self.dataset, start, newest, self.tables),
                              key=lambda found: (found.table, found.number)):
             if commit.number == end[commit.table] + 1 and (not self.grace_ms or commit.timestamp <= cut):
                 end[commit.table] = commit.number
@@ -433,4 +455,4 @@ class _CommitReader(SimpleDataSourceStreamReader):
 
     def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple]:
         return iter([(commit.table, commit.number, commit.timestamp)
-                     for commit in commits_between(self.folder, self.dataset, start, end)])
+                     for commit in commits_between(self.folder, self.dataset, start, end, self.tables)])
