@@ -36,10 +36,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Group the tests for pytest-xdist's ``--dist loadgroup`` (``scripts/test.sh`` runs the whole suite on two
     workers): a test file's tests run on one worker, in order, since they may share files and module
-    fixtures; the Spark tests, all four files, run on one worker and share its one SparkSession."""
+    fixtures; the Spark tests (test_spark_*.py and test_sql_cli.py) run on one worker and share its one
+    SparkSession."""
     for item in items:
         name = item.path.name
-        item.add_marker(pytest.mark.xdist_group("spark" if name.startswith("test_spark") else name))
+        spark = name.startswith("test_spark") or name == "test_sql_cli.py"
+        item.add_marker(pytest.mark.xdist_group("spark" if spark else name))
 
 
 @pytest.fixture

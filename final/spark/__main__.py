@@ -1,4 +1,5 @@
-"""The pipeline's command line: ``python -m final.spark run``, ``generate``, ``follow``, ``status``, ``verify``.
+"""The pipeline's command line: ``python -m final.spark run``, ``generate``, ``follow``, ``status``, ``verify``,
+``explain``.
 
 ``run`` checks ``final/`` against Spark SQL at every version of each data
 set's change logs and writes the report; its last line reads
@@ -11,6 +12,19 @@ with ``--append K`` it adds K commits to existing ones, table by table.
 SIGINT or SIGTERM stops it at a micro-batch boundary with exit status 130
 or 143. ``status`` says how far a follow has come, and ``verify`` checks
 what it wrote against Spark SQL at every version (exit 1 on a difference).
+``explain`` prints a SQL query's plan and draws its ``final/`` dataflow.
+
+Your own queries and tables: ``--sql FILE.sql ...`` (run, follow, verify,
+status, explain) puts the queries in those files, each named by its
+file's stem, in place of the built-in ones; each reads the tables of one
+data set, and a data set no query reads is skipped. ``--table NAME=PATH``
+(repeatable; run, follow, verify, status, explain) binds a Delta table or a
+Parquet change log as table NAME, its columns read from it
+(``own_tables.py``); the bound tables are a data set of their own,
+``tables``, whose versions are their commits, for the queries of ``--sql``
+to read. ``follow`` records its queries' SQL text (hashed) and its bound
+tables in its checkpoint: ``verify``, ``status`` and a restart take the same
+``--logs``, ``--sql`` and ``--table``, and a restart with others is refused.
 
 Every input (the arguments, the master URL, each data set's tables or logs)
 is checked before any work starts (``inputs.validate``). Anything that fails
@@ -85,6 +99,8 @@ def parser() -> argparse.ArgumentParser:
                      help="check these queries (one per file, named by its stem) instead of the built-in ones")
     explain = commands.add_parser("explain", help="print a SQL query's plan and draw its final/ dataflow")
     explain.add_argument("--sql", nargs="+", required=True, metavar="FILE.sql", help="the queries to explain")
+    for command in (run, explain):
+        _table_option(command)
     explain.add_argument("--out", default=os.path.join(DEFAULT_OUT, "explain"),
                          help="where each query's drawing goes, as <name>.dot and <name>.svg (default "
                               f"{os.path.join(DEFAULT_OUT, 'explain')})")
@@ -95,7 +111,7 @@ def parser() -> argparse.ArgumentParser:
                           help="add K commits to the tables in --logs DIR (a live source for follow)")
     generate.add_argument("--logs", help="with --append: the folder to add to (DIR/<dataset>/<table>)")
     follow = commands.add_parser("follow", help="keep every query up to date as commits land in a log folder")
-    follow.add_argument("--logs", required=True, help="the log folder to follow: DIR/<dataset>/<table>")
+    follow.add_argument("--logs", help="the log folder to follow: DIR/<dataset>/<table> (or --table, or both)")
     follow.add_argument("--out", required=True, help="where each query's change feed goes: OUT/<query>/")
     follow.add_argument("--checkpoint", help="where progress is kept across restarts (default OUT/_checkpoint)")
     when = follow.add_mutually_exclusive_group()
@@ -103,15 +119,23 @@ def parser() -> argparse.ArgumentParser:
     when.add_argument("--trigger-seconds", type=float, default=10.0,
                       help="look for new commits this often, until stopped (default 10)")
     verify = commands.add_parser("verify", help="check a follow's outputs against Spark SQL at every version")
-    verify.add_argument("--logs", required=True, help="the tables the follow read: DIR/<dataset>/<table>")
+    verify.add_argument("--logs", help="the tables the follow read: DIR/<dataset>/<table>")
     verify.add_argument("--out", required=True, help="the follow's --out")
     verify.add_argument("--checkpoint", help="the follow's --checkpoint (default OUT/_checkpoint)")
     status = commands.add_parser("status", help="how far a follow has come: commits bound, version applied")
-    status.add_argument("--logs", required=True, help="the tables the follow reads: DIR/<dataset>/<table>")
+    status.add_argument("--logs", help="the tables the follow reads: DIR/<dataset>/<table>")
     status.add_argument("--out", required=True, help="the follow's --out")
     status.add_argument("--checkpoint", help="the follow's --checkpoint (default OUT/_checkpoint)")
     status.add_argument("--wait", type=float, metavar="SECONDS",
                         help="wait until every data set is caught up (exit 0), or SECONDS pass (exit 1)")
+    follow.add_argument("--sql", nargs="+", metavar="FILE.sql",
+                        help="keep these queries (one per file, named by its stem) instead of the built-in ones; "
+                             "data sets no query reads are skipped")
+    for command in (verify, status):
+        command.add_argument("--sql", nargs="+", metavar="FILE.sql", help="the follow's --sql files")
+    _table_option(follow)
+    for command in (verify, status):
+        _table_option(command, "the follow's --table NAME=PATH, each of them")
     for command in (follow, verify):
         command.add_argument("--master", help="Spark master URL (default local[*], or $FINAL_SPARK_MASTER)")
         command.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
@@ -125,6 +149,13 @@ def parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--master", help="Spark master URL (default local[*], or $FINAL_SPARK_MASTER)")
     fuzz.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
     return top
+
+
+def _table_option(command: argparse.ArgumentParser, text: str | None = None) -> None:
+    command.add_argument("--table", action="append", default=[], metavar="NAME=PATH",
+                         help=text or "bind the Delta table (or Parquet change log) at PATH as table NAME for the "
+                                      "--sql queries, its columns read from it; repeatable. The bound tables are "
+                                      "data set 'tables', whose versions are their commits")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -143,17 +174,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _command(arguments: argparse.Namespace, log_file: str) -> int:
+    """``arguments``' command, with the tables of ``--table`` bound (``own_tables``) while it runs."""
     conf = parse_conf(getattr(arguments, "conf", []))
     if arguments.command == "fuzz":
         from .sql.fuzz import command
 
         return command(arguments, conf, log_file)
+    if not getattr(arguments, "table", None):
+        return _dispatch(arguments, conf, log_file, [])
+    from .own_tables import bound, read_tables
+
+    own = read_tables(arguments.table)
+    if not arguments.sql:
+        raise ValueError("--table binds tables for the queries of --sql FILE.sql (no built-in query reads them); "
+                         "give those, e.g. --table rides=data/rides --sql rides_per_day.sql")
+    with bound(own):
+        return _dispatch(arguments, conf, log_file, own)
+
+
+def _dispatch(arguments: argparse.Namespace, conf: dict[str, str], log_file: str, own: list) -> int:
     if arguments.command == "follow":
-        return _follow(arguments, conf, log_file)
+        return _follow(arguments, conf, log_file, own)
     if arguments.command == "verify":
-        return _verify(arguments, conf, log_file)
+        return _verify(arguments, conf, log_file, own)
     if arguments.command == "status":
-        return _status(arguments)
+        return _status(arguments, own)
     if arguments.command == "explain":
         return _explain(arguments)
     if arguments.command == "generate" and arguments.append is not None:
@@ -163,6 +208,12 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
     chosen = _queries(arguments.sql) if getattr(arguments, "sql", None) else None
     if chosen is not None:
         names = [name for name in names if any(query.dataset == name for query in chosen)]
+    folders = {}
+    if own:  # the bound tables' folder: OUT/logs/tables/<name>, links to the tables, beside the logs a run writes
+        from .catalog import BOUND
+        from .own_tables import link
+
+        folders[BOUND] = link(os.path.join(arguments.out, "logs", BOUND), own, fresh=True)
     from .pipeline import EMBEDDED_VERSIONS, read_logs, run_pipeline, write_delta, write_logs
     from .report import write_report
     from .session import spark_session
@@ -170,7 +221,8 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
     versions = EMBEDDED_VERSIONS if arguments.versions is None else arguments.versions
     check_master(settings(arguments.master, conf)[0])
     reads = arguments.command == "run"
-    validate(names, arguments.rows, versions, arguments.tables if reads else None, arguments.logs if reads else None)
+    validate(names, arguments.rows, versions, arguments.tables if reads else None, arguments.logs if reads else None,
+             folders)
     spark = spark_session(arguments.master, conf, log_file=log_file)
     if arguments.command == "generate":
         for name in names:
@@ -187,7 +239,7 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
         return 0
     run = run_pipeline(spark, arguments.out, names, arguments.rows, versions, partitions, arguments.seed,
                        arguments.tables, logs=arguments.logs, progress=arguments.progress,
-                       nan_fraction=arguments.nan_fraction, queries=chosen)
+                       nan_fraction=arguments.nan_fraction, queries=chosen, folders=folders)
     paths = write_report(run, arguments.out, vars(arguments))
     print("speed-up per version after the load, final/ against Spark SQL from scratch: "
           + ", ".join(f"{query.query} {query.speedup:.0f}x" for query in run.queries))
@@ -197,19 +249,21 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
     return 1 if run.differences else 0
 
 
-def _follow(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) -> int:
-    """``follow``: the log folder checked first, then followed (until stopped, unless --available-now); a
-    SIGINT or SIGTERM stops it at a micro-batch boundary with one line and exit status 130 or 143."""
-    from .follow import FollowStopped, datasets_in, follow
+def _follow(arguments: argparse.Namespace, conf: dict[str, str], log_file: str, own: list) -> int:
+    """``follow``: the log folder, tables and queries checked first, then followed (until stopped, unless
+    --available-now); a SIGINT or SIGTERM stops it at a micro-batch boundary with one line and exit status 130
+    or 143."""
+    from .follow import FollowStopped, follow
     from .session import spark_session
 
     check_master(settings(arguments.master, conf)[0])
-    names = datasets_in(arguments.logs)
-    validate(names, None, 1, None, arguments.logs)
+    queries, bound, followed = _followed(arguments, own, following=True)
+    validate([each.dataset for each in followed], None, 1, None, arguments.logs,
+             {each.dataset: each.folder for each in followed})
     spark = spark_session(arguments.master, conf, log_file=log_file)
     try:
         applied = follow(spark, arguments.logs, arguments.out, arguments.checkpoint, arguments.available_now,
-                         arguments.trigger_seconds)
+                         arguments.trigger_seconds, queries=queries, bound=bound)
     except FollowStopped as stopped:
         print(stopped, flush=True)
         return stopped.status
@@ -218,15 +272,17 @@ def _follow(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) 
     return 0
 
 
-def _verify(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) -> int:
+def _verify(arguments: argparse.Namespace, conf: dict[str, str], log_file: str, own: list) -> int:
     """``verify``: every output of a follow against Spark SQL at every applied version; exit 1 on a mismatch."""
     from .follow import verify
     from .outputs import sql_text
     from .session import spark_session
 
     check_master(settings(arguments.master, conf)[0])
+    queries, bound, _ = _followed(arguments, own)
     spark = spark_session(arguments.master, conf, log_file=log_file)
-    checked, mismatches = verify(spark, arguments.logs, arguments.out, arguments.checkpoint)
+    checked, mismatches = verify(spark, arguments.logs, arguments.out, arguments.checkpoint, queries=queries,
+                                 bound=bound)
     for mismatch in mismatches[:20]:
         print(f"{mismatch.query} at version {mismatch.version}: {sql_text(mismatch.row)} Spark SQL "
               f"{mismatch.expected}, the follow {mismatch.actual}")
@@ -234,21 +290,59 @@ def _verify(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) 
     return 1 if mismatches else 0
 
 
-def _status(arguments: argparse.Namespace) -> int:
+def _status(arguments: argparse.Namespace, own: list) -> int:
     """``status``: a line per data set; with --wait, polls until all are caught up (0) or time runs out (1)."""
     import time
 
     from .follow import lag
 
+    queries, bound, _ = _followed(arguments, own)
     deadline = time.monotonic() + (arguments.wait or 0)
     while True:
-        found = lag(arguments.logs, arguments.out, arguments.checkpoint)
+        found = lag(arguments.logs, arguments.out, arguments.checkpoint, queries, bound)
         if arguments.wait is None or all(item.caught_up for item in found) or time.monotonic() > deadline:
             break
         time.sleep(0.5)
     for item in found:
         print(item)
     return 0 if arguments.wait is None or all(item.caught_up for item in found) else 1
+
+
+def _followed(arguments: argparse.Namespace, own: list, following: bool = False) -> tuple[list | None, str | None,
+                                                                                          list]:
+    """What ``follow``, ``verify`` and ``status`` work on: the queries of --sql (None: the built-in ones), the
+    folder of the tables of --table (links kept in the checkpoint, ``own_tables.link``) and the data sets
+    followed; one line names the data sets of --logs that no query reads, which are skipped.
+
+    Raises:
+        ValueError: neither --logs nor --table is given.
+        SqlError: a query is refused (``_queries``).
+        TableError: --table binds other tables than the checkpoint's follow did; with ``following``, a change log
+            has no commit markers.
+        FollowError: a query reads a data set that is not there (``follow.data_sets``).
+    """
+    from .follow import data_sets
+
+    if not arguments.logs and not own:
+        raise ValueError(f"{arguments.command} reads the tables of --logs DIR, of --table NAME=PATH, or both; e.g. "
+                         f"--logs out/spark/logs")
+    queries = _queries(arguments.sql) if arguments.sql else None
+    bound = None
+    if own:
+        from .catalog import BOUND
+        from .own_tables import FOLDER, check_followable, link
+
+        if following:
+            check_followable(own)
+        checkpoint = arguments.checkpoint or os.path.join(arguments.out, "_checkpoint")
+        # Links made for a follow that bound no commit yet say nothing: they are made again.
+        fresh = not os.path.exists(os.path.join(checkpoint, BOUND, "binding.jsonl"))
+        bound = link(os.path.join(checkpoint, FOLDER), own, fresh)
+    followed, skipped = data_sets(arguments.logs, queries, bound)
+    if skipped:
+        print(f"skipped: {', '.join(skipped)} (no --sql query reads {'their' if len(skipped) > 1 else 'its'} "
+              f"tables)", flush=True)
+    return queries, bound, followed
 
 
 def _append(arguments: argparse.Namespace, conf: dict[str, str], log_file: str) -> int:

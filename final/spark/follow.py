@@ -41,6 +41,16 @@ through that version's Delta commit number: output table version ``n`` is
 data set version ``n``, so an output a killed run already committed is
 recognised and not written twice.
 
+**One set of queries.** A follow keeps a data set's built-in queries, or the
+SQL queries it is given (``--sql``), and only the data sets those read: its
+own tables too (``--table``, ``own_tables``). ``CHECKPOINT/<dataset>/queries.json``
+records each query's name and the hash of its SQL text, and the tables'
+columns: outputs and checkpoint belong to those, so a restart with other
+queries, or another text under a query's name, is refused. A value Spark SQL
+would raise an error for (a division by zero, an overflow: ``SqlRuntimeError``
+in ``final/``) stops the follow at that version, naming the query, version and
+row; nothing of that version is written, and the versions before it are.
+
 ``FINAL_FOLLOW_KILL=<point>:<n>`` makes the process SIGKILL itself the
 ``n``-th time it reaches ``point``: ``startup`` (restored, the stream not
 started), ``batch`` (a micro-batch arrived), ``bind`` (its commits bound,
@@ -56,6 +66,7 @@ restart goes on exactly once.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -63,13 +74,13 @@ import sys
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..trace import add_multiplicity
 from . import delta, sources
-from .catalog import DATASETS, TABLES, Query, queries_of
+from .catalog import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
 from .changelog import MULTIPLICITY, VERSION
 from .incremental import IncrementalQuery
 from .outputs import record_text, remove_leftovers, replace_file
@@ -128,17 +139,116 @@ def datasets_in(logs: str) -> list[str]:
     if not os.path.isdir(logs):
         raise FollowError(f"no log folder {logs}; write one with `python -m final.spark generate --out DIR` "
                           f"and follow DIR/logs")
-    found = [name for name in DATASETS if os.path.isdir(os.path.join(logs, name))]
+    found = [name for name in BUILT_IN if os.path.isdir(os.path.join(logs, name))]
     if not found:
         raise FollowError(f"{logs} holds no data set: expected folders <dataset>/<table> (Delta tables or Parquet "
                           f"change logs) for one of " + "; ".join(f"{name} ({', '.join(tables)})"
-                                                                  for name, tables in DATASETS.items()))
+                                                                  for name in BUILT_IN
+                                                                  for tables in [DATASETS[name]]))
     for name in found:
         try:
             sources.layout(os.path.join(logs, name), name)
         except CommitError as error:
             raise FollowError(str(error)) from None
     return found
+
+
+@dataclass(frozen=True)
+class Followed:
+    """A data set a follow keeps up to date: the folder of its tables (``folder/<table>``) and the queries
+    over them."""
+
+    dataset: str
+    folder: str
+    queries: tuple[Query, ...]
+
+
+def data_sets(logs: str | None, queries: Sequence[Query] | None = None, bound: str | None = None
+              ) -> tuple[list[Followed], list[str]]:
+    """What a follow of ``logs`` (and of ``bound``, the folder of the tables bound with ``--table``) keeps up to
+    date: each data set a query reads, with those queries (by default each data set's built-in ones); and the
+    data sets there that no query reads, which it skips.
+
+    Raises:
+        FollowError: ``logs`` holds no data set, or a data set lacks a table (``datasets_in``); a query reads a
+            data set that neither ``logs`` holds nor ``--table`` binds; no query reads any.
+    """
+    folders = {name: os.path.join(logs, name) for name in datasets_in(logs)} if logs else {}
+    if bound is not None:
+        folders[BOUND] = bound
+    if queries is None:
+        chosen = {name: tuple(queries_of(name)) for name in folders}
+    else:
+        for query in queries:
+            if query.dataset not in folders:
+                where = f"--logs {logs} holds " + (", ".join(name for name in folders if name != BOUND) or "none")
+                raise FollowError(f"{query.source}: reads {', '.join(query.inputs)}, tables of data set "
+                                  f"{query.dataset!r}, which is not followed here ({where}"
+                                  f"{'; --table binds ' + ', '.join(DATASETS[BOUND]) if bound else ''}); give "
+                                  f"--logs a folder holding {query.dataset}/<table> for each of its tables")
+        chosen = {name: tuple(query for query in queries if query.dataset == name) for name in folders}
+    followed = [Followed(name, folder, chosen[name]) for name, folder in folders.items() if chosen[name]]
+    if not followed:
+        raise FollowError("no query reads the tables given (with --table, name the queries with --sql FILE.sql)")
+    return followed, [name for name in folders if not chosen[name]]
+
+
+def query_record(followed: Followed) -> dict:
+    """What a follow's outputs and checkpoint of ``followed`` belong to: each query's name and the SHA-256 of its
+    SQL text, and each table's columns (``CHECKPOINT/<dataset>/queries.json``)."""
+    return {"queries": {query.name: hashlib.sha256(query.sql.encode()).hexdigest() for query in followed.queries},
+            "tables": {table: TABLES[table].ddl for table in DATASETS[followed.dataset]}}
+
+
+def check_record(checkpoint: str, followed: Followed, write: bool) -> None:
+    """Refuse a follow (or verify) of ``followed`` with a checkpoint made for other queries or table columns; with
+    ``write``, record them in a checkpoint that has bound no commit yet (nothing is written for it before).
+
+    A checkpoint made before queries were recorded was made with the data set's built-in queries: their names
+    are compared, and the record written.
+
+    Raises:
+        FollowError: the recorded queries or columns differ (named), or ``write`` is False and nothing of the
+            data set was ever followed here.
+    """
+    folder = os.path.join(checkpoint, followed.dataset)
+    path = os.path.join(folder, "queries.json")
+    wanted = query_record(followed)
+    followed_before = os.path.exists(os.path.join(folder, "binding.jsonl"))
+    if followed_before and os.path.exists(path):
+        with open(path) as file:
+            recorded = json.load(file)
+    elif followed_before:
+        recorded = {"queries": {query.name: wanted["queries"].get(query.name, "")
+                                for query in queries_of(followed.dataset)}, "tables": wanted["tables"]}
+    elif write:
+        recorded = wanted
+    else:
+        raise FollowError(f"no follow of {followed.dataset!r} recorded in {checkpoint} ({path} is missing): follow "
+                          f"the tables first (python -m final.spark follow), with the same --out and --checkpoint")
+    problems = []
+    before, now = recorded["queries"], wanted["queries"]
+    if set(before) != set(now):
+        problems.append(f"it followed the queries {', '.join(sorted(before)) or 'none'}, and this command has "
+                        f"{', '.join(sorted(now))}")
+    changed = sorted(name for name in set(before) & set(now) if before[name] != now[name])
+    if changed:
+        problems.append(f"the SQL text of {', '.join(changed)} is not the text it followed")
+    tables = [f"{table} ({recorded['tables'].get(table, 'not a table then')})" for table, columns in
+              wanted["tables"].items() if recorded["tables"].get(table) != columns]
+    if tables:
+        problems.append(f"the columns of {', '.join(tables)} are not those it read")
+    if problems:
+        raise FollowError(f"checkpoint {folder} belongs to another follow: {'; '.join(problems)}. Outputs and a "
+                          f"checkpoint belong to one set of queries: give the --sql files it was made with, or "
+                          f"follow these with a new --out and --checkpoint")
+    if write and (not followed_before or not os.path.exists(path)):
+        replace_file(path, lambda temporary: _write_json(temporary, wanted))
+
+
+def _write_json(path: str, value: object) -> None:
+    with open(path, "w") as file:
+        json.dump(value, file, indent=1, sort_keys=True)
 
 
 def output_columns(query: Query) -> list[str]:
@@ -191,6 +301,9 @@ class Follower:
     commit (where a stream with no Spark checkpoint of its own begins). In the Parquet layout ``held`` is each
     table's rows (with their copies) as of the newest bound version, to
     refuse a delete of a row that is not there.
+
+    ``queries`` are the queries kept (by default the data set's built-in ones), and ``folder`` the folder of
+    the data set's tables (by default ``logs/<dataset>``).
     """
 
     spark: SparkSession
@@ -205,28 +318,40 @@ class Follower:
     pending: dict[int, list[tuple[str, tuple, int]]] = field(default_factory=lambda: defaultdict(list))
     failure: Exception | None = None
     stopping: bool = False
+    queries: Sequence[Query] | None = None
+    folder: str | None = None
 
     def __post_init__(self) -> None:
-        self.folder = os.path.join(self.logs, self.dataset)
+        self.folder = self.folder or os.path.join(self.logs, self.dataset)
         self.parquet = sources.layout(self.folder, self.dataset) == "parquet"
-        self.queries = queries_of(self.dataset)
+        self.queries = list(self.queries) if self.queries is not None else queries_of(self.dataset)
         self.engines = {query.name: IncrementalQuery(query) for query in self.queries}
         self.held: dict[str, dict[tuple, int]] = {table: {} for table in DATASETS[self.dataset]}
         self.state = os.path.join(self.checkpoint, self.dataset)
         self.lock = threading.Lock()
         os.makedirs(self.state, exist_ok=True)
         remove_leftovers(self.state)
+        check_record(self.checkpoint, Followed(self.dataset, self.folder, tuple(self.queries)), write=True)
         self.schemas = {query.name: self._schema(query) for query in self.queries}
         self.outputs: dict[str, DeltaTable] = {}
 
     def _schema(self, query: Query) -> pyarrow.Schema:
-        """The schema of ``query``'s output table: the table's own if it exists (no Spark job), else Spark SQL's."""
+        """The schema of ``query``'s output table: the table's own if it exists (no Spark job), else Spark SQL's.
+
+        Raises:
+            FollowError: the output table there has other columns (another query's output).
+        """
         path = self.output(query)
         if delta.exists(path):
             import pyarrow
             from deltalake import DeltaTable
 
-            return pyarrow.schema(DeltaTable(path).schema().to_arrow())
+            schema = pyarrow.schema(DeltaTable(path).schema().to_arrow())
+            if schema.names != output_columns(query):
+                raise FollowError(f"output table {path} has the columns {', '.join(schema.names)}, but query "
+                                  f"{query.name} has {', '.join(output_columns(query))}: it was written for "
+                                  f"another query; use a new --out and --checkpoint")
+            return schema
         return output_schema(self.spark, query)
 
     def output(self, query: Query) -> str:
@@ -287,7 +412,7 @@ class Follower:
                 else:
                     self._hold(bound, self._read(commit))
             for table, number in as_of.items():
-                path = os.path.join(self.folder, table)
+                path = sources.table_path(self.folder, table)
                 where = f"table {table} ({path}) as of commit {number}"
                 try:
                     rows = delta.read_table(path, number)
@@ -401,8 +526,12 @@ class Follower:
         first = self.applied + 1
         for version in range(first, through + 1):
             batch = self.pending.pop(version, [])
-            changes = {query.name: self.engines[query.name].apply(
-                version, [update for update in batch if update[0] in query.inputs]) for query in self.queries}
+            try:
+                changes = {query.name: self._apply(query, version, batch) for query in self.queries}
+            except FollowError:
+                if self.applied >= first:  # the versions before this one are written: say so
+                    replace_file(os.path.join(self.state, "state.json"), self._write_state)
+                raise
             _kill_point("apply")
             for query in self.queries:
                 self._commit_output(query, version, changes[query.name])
@@ -413,6 +542,29 @@ class Follower:
         self.log(f"{self.dataset}: applied through version {self.applied} "
                  f"({through - first + 1} version{'s' if through > first else ''}, "
                  f"{time.perf_counter() - started:.2f} s)")
+
+    def _apply(self, query: Query, version: int, batch: list[tuple[str, tuple, int]]) -> dict[tuple, int]:
+        """``query``'s changes at ``version``, given the version's updates.
+
+        Raises:
+            FollowError: the query raises for a value at this version, as Spark SQL would (``SqlRuntimeError``:
+                a division by zero, an overflow, a cast that fails); it names the query, version and row.
+        """
+        try:
+            return self.engines[query.name].apply(version, [update for update in batch if update[0] in query.inputs])
+        except Exception as error:
+            refused = _sql_runtime_error(error)
+            if refused is None:
+                raise
+            commits = ", ".join(f"{self._name(Commit(bound.table, bound.commit, 0))}'s commit {bound.commit}"
+                                for bound in self.bindings if bound.first <= version <= bound.last)
+            raise FollowError(
+                f"query {query.name} fails at version {version} of {self.dataset} ({commits}): {refused}, as Spark "
+                f"SQL fails on this data; nothing is written for version {version} (the outputs and checkpoint "
+                f"stay at version {self.applied}). A bound version is bound for good: make the query take such "
+                f"values (a CASE, or a WHERE that leaves their rows out) and follow it with a new --out and "
+                f"--checkpoint"
+            ) from None
 
     def _write_state(self, path: str) -> None:
         with open(path, "w") as file:
@@ -455,6 +607,16 @@ class Follower:
         return table
 
 
+def _sql_runtime_error(error: BaseException) -> BaseException | None:
+    """The ``SqlRuntimeError`` (a value Spark SQL raises for) that caused ``error``, if one did."""
+    from .sql import SqlRuntimeError
+
+    cause: BaseException | None = error
+    while cause is not None and not isinstance(cause, SqlRuntimeError):
+        cause = cause.__cause__
+    return cause
+
+
 def _as_written(row: tuple, keys: list[int]) -> tuple:
     """A result row as its output table holds it: NaN as a float NaN, and in a key column -0.0 as 0.0, as
     Spark SQL writes a GROUP BY key."""
@@ -466,44 +628,52 @@ def _as_written(row: tuple, keys: list[int]) -> tuple:
 
 
 def follow(
-    spark: SparkSession, logs: str, out: str, checkpoint: str | None = None, available_now: bool = True,
-    trigger_seconds: float = 10.0, log: Callable[[str], None] | None = None,
+    spark: SparkSession, logs: str | None, out: str, checkpoint: str | None = None, available_now: bool = True,
+    trigger_seconds: float = 10.0, log: Callable[[str], None] | None = None, queries: Sequence[Query] | None = None,
+    bound: str | None = None,
 ) -> dict[str, int]:
-    """Follow every data set in ``logs``, writing each query's output table under ``out``; the version each data
-    set was applied through. With ``available_now``, what is there now is processed and the follow returns;
-    otherwise it runs until stopped.
+    """Follow every data set in ``logs`` (and the tables bound with ``--table``, whose folder is ``bound``) that
+    a query reads, writing each query's output table under ``out``; the version each data set was applied
+    through. The queries are ``queries``, or by default each data set's built-in ones (``data_sets``). With
+    ``available_now``, what is there now is processed and the follow returns; otherwise it runs until stopped.
 
     In the main thread, SIGINT and SIGTERM stop it at a micro-batch boundary and raise ``FollowStopped``.
 
     Raises:
-        FollowError: ``logs`` holds no data set; a commit fails its checks; the checkpoint or outputs belong to
-            other tables.
+        FollowError: ``logs`` holds no data set, or none a query reads; a commit fails its checks; the checkpoint
+            or outputs belong to other tables or queries; a query fails on the data at a version, as Spark SQL
+            would.
         FollowStopped: a signal stopped the follow (its ``status`` is 130 or 143).
     """
     from .partitioned import ship_final
 
     checkpoint = checkpoint or os.path.join(out, "_checkpoint")
+    followed, _ = data_sets(logs, queries, bound)
     ship_final(spark)  # the stream's source runs in a Python worker, which imports it from there
     spark.dataSource.register(sources.CommitStream)
-    followers, queries = [], []
+    followers, streams = [], []
     with _Stop() as stop:
-        for name in datasets_in(logs):
-            follower = Follower(spark, name, logs, out, checkpoint, log or _say)
+        for found in followed:
+            name = found.dataset
+            follower = Follower(spark, name, logs, out, checkpoint, log or _say, queries=found.queries,
+                                folder=found.folder)
             follower.restore()
             follower.advance()
+            # The source runs in a Python worker, which knows no bound table: it is told the data set's tables.
             stream = (spark.readStream.format(sources.CommitStream.name()).option("folder", follower.folder)
-                      .option("dataset", name).option("start", json.dumps(follower.newest))
+                      .option("dataset", name).option("tables", json.dumps(DATASETS[name]))
+                      .option("start", json.dumps(follower.newest))
                       .option("grace_ms", "0" if available_now else str(GRACE_MS)).load())
             trigger = {"availableNow": True} if available_now else {"processingTime": f"{trigger_seconds} seconds"}
-            query = (stream.writeStream.foreachBatch(follower.on_batch)
-                     .option("checkpointLocation", os.path.join(checkpoint, name, "spark"))
-                     .trigger(**trigger).queryName(f"follow-{name}").start())
+            stream_query = (stream.writeStream.foreachBatch(follower.on_batch)
+                            .option("checkpointLocation", os.path.join(checkpoint, name, "spark"))
+                            .trigger(**trigger).queryName(f"follow-{name}").start())
             followers.append(follower)
-            queries.append(query)
+            streams.append(stream_query)
             if available_now:
-                _await([follower], [query], stop)
+                _await([follower], [stream_query], stop)
         if not available_now:
-            _await(followers, queries, stop)
+            _await(followers, streams, stop)
     return {follower.dataset: follower.applied for follower in followers}
 
 
@@ -602,13 +772,15 @@ class Lag:
                 f"{self.applied} of {self.bound_through} ({state})")
 
 
-def lag(logs: str, out: str, checkpoint: str | None = None) -> list[Lag]:
-    """Each data set's ``Lag``: read from its tables and the checkpoint alone (no Spark), so it can be asked of a
-    running follow."""
+def lag(logs: str | None, out: str, checkpoint: str | None = None, queries: Sequence[Query] | None = None,
+        bound: str | None = None) -> list[Lag]:
+    """The ``Lag`` of each data set a follow of the same arguments keeps (``data_sets``): read from its tables
+    and the checkpoint alone (no Spark), so it can be asked of a running follow."""
     checkpoint = checkpoint or os.path.join(out, "_checkpoint")
     found = []
-    for dataset in datasets_in(logs):
-        newest = sources.newest_commits(os.path.join(logs, dataset), dataset)
+    for followed in data_sets(logs, queries, bound)[0]:
+        dataset = followed.dataset
+        newest = sources.newest_commits(followed.folder, dataset)
         folder = os.path.join(checkpoint, dataset)
         bindings = binding(checkpoint, dataset) if os.path.exists(os.path.join(folder, "binding.jsonl")) else []
         found.append(Lag(dataset, sum(number + 1 for number in newest.values()), len(bindings),
@@ -649,13 +821,12 @@ def _read_bindings(path: str, repair: bool = False) -> list[Bound]:
     return [Bound(**json.loads(line)) for line in whole.decode().splitlines()]
 
 
-def tables_as_bound(spark: SparkSession, logs: str, dataset: str, bindings: list[Bound], version: int
+def tables_as_bound(spark: SparkSession, folder: str, dataset: str, bindings: list[Bound], version: int
                     ) -> dict[str, DataFrame]:
-    """Each table of ``dataset`` as of ``version`` of the binding, for Spark SQL: a Delta table's files at its
-    newest commit bound at or before ``version``; a Parquet log's rows up to ``version``."""
+    """Each table of ``dataset`` (in ``folder/<table>``) as of ``version`` of the binding, for Spark SQL: a Delta
+    table's files at its newest commit bound at or before ``version``; a Parquet log's rows up to ``version``."""
     from .changelog import snapshot, typed_log, with_multiplicity
 
-    folder = os.path.join(logs, dataset)
     tables = {}
     if sources.layout(folder, dataset) == "parquet":
         files: dict[str, list[str]] = defaultdict(list)
@@ -682,7 +853,7 @@ def tables_as_bound(spark: SparkSession, logs: str, dataset: str, bindings: list
         if table not in as_of:
             tables[table] = spark.createDataFrame([], schema)
             continue
-        paths = delta.files_at(os.path.join(folder, table), as_of[table])
+        paths = delta.files_at(sources.table_path(folder, table), as_of[table])
         tables[table] = spark.read.schema(schema).parquet(*paths) if paths else spark.createDataFrame([], schema)
     return tables
 
@@ -708,31 +879,42 @@ class Mismatch:
     actual: int
 
 
-def verify(spark: SparkSession, logs: str, out: str, checkpoint: str | None = None,
-           log: Callable[[str], None] | None = None) -> tuple[int, list[Mismatch]]:
+def verify(spark: SparkSession, logs: str | None, out: str, checkpoint: str | None = None,
+           log: Callable[[str], None] | None = None, queries: Sequence[Query] | None = None,
+           bound: str | None = None) -> tuple[int, list[Mismatch]]:
     """Check every query's output under ``out``, summed to each version a follow applied, against Spark SQL over
-    the tables as bound there; the versions checked and every mismatch."""
+    the tables as bound there; the versions checked and every mismatch. ``logs``, ``queries`` and ``bound``
+    are the follow's (``follow``).
+
+    Raises:
+        FollowError: a data set was never followed with this checkpoint, or was followed with other queries or
+            table columns (``check_record``).
+    """
     from collections import Counter
 
     from .pipeline import compare
     from .truth import over
 
     checkpoint = checkpoint or os.path.join(out, "_checkpoint")
+    followed = data_sets(logs, queries, bound)[0]
+    for each in followed:
+        check_record(checkpoint, each, write=False)
     checked, found = 0, []
-    for dataset in datasets_in(logs):
+    for each in followed:
+        dataset, chosen = each.dataset, each.queries
         bindings = binding(checkpoint, dataset)
         applied = applied_version(checkpoint, dataset)
         feeds = {}
-        for query in queries_of(dataset):
+        for query in chosen if applied >= 0 else ():  # no output table before a version is applied
             names = output_columns(query)
             by_version: dict[int, Counter] = defaultdict(Counter)
             for row in read_output(spark, out, query).collect():
                 by_version[row[VERSION]][sql_row(tuple(row[name] for name in names))] += row[MULTIPLICITY]
             feeds[query.name] = by_version
-        held = {query.name: Counter() for query in queries_of(dataset)}
+        held = {query.name: Counter() for query in chosen}
         for version in range(applied + 1):
-            tables = tables_as_bound(spark, logs, dataset, bindings, version)
-            for query in queries_of(dataset):
+            tables = tables_as_bound(spark, each.folder, dataset, bindings, version)
+            for query in chosen:
                 held[query.name].update(feeds[query.name].get(version, Counter()))
                 now = {row: count for row, count in held[query.name].items() if count}
                 truth = over(spark, query, tables)

@@ -1,0 +1,267 @@
+"""``python -m final.spark`` with one's own SQL (``--sql FILE.sql``) and tables (``--table NAME=PATH``).
+
+``run --sql`` checks a query of one's own against Spark SQL at every version;
+``--table`` binds a Delta table (or a Parquet change log) whose commits are
+the versions; ``follow --sql`` keeps exactly the given queries, skipping the
+data sets none reads, and ``verify --sql`` checks what it wrote. A restart
+with other queries or tables is refused, and a value Spark SQL raises an
+error for stops the follow at its version, with nothing written for it.
+Every refusal is one ``error:`` line and exit status 2.
+
+The commands run in this process (``main``), on the suite's one Spark
+session; the tables are a few rows written with ``deltalake``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import doctest
+import json
+import re
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow
+import pyarrow.parquet
+import pytest
+
+from final.spark import delta, own_tables
+from final.spark.__main__ import main
+
+RIDES = pyarrow.schema([("ride_id", pyarrow.int64()), ("city", pyarrow.string()), ("riders", pyarrow.int16()),
+                        ("fare", pyarrow.decimal128(8, 2)), ("day", pyarrow.date32())])
+
+RIDES_BY_CITY = """-- source: a table of one's own, GROUP BY with a DATE and a DECIMAL
+SELECT city, COUNT(*) AS rides, SUM(fare) AS total, MAX(day) AS last_day, SUM(riders) AS riders
+FROM rides
+GROUP BY city
+"""
+
+
+def write(folder: Path, name: str, text: str) -> str:
+    """``text`` as the file ``folder/name``; its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text)
+    return str(folder / name)
+
+
+def ride(ride_id: int, city: str, riders: int, fare: str) -> dict:
+    return {"ride_id": ride_id, "city": city, "riders": riders, "fare": Decimal(fare),
+            "day": dt.date(2024, 5, 1) + dt.timedelta(days=ride_id)}
+
+
+@pytest.fixture(scope="module")
+def rides(tmp_path_factory) -> Path:
+    """A Delta table of rides over three commits, as one changes a table by hand: rides inserted, a fare
+    corrected (an update in place), a ride deleted."""
+    from deltalake import DeltaTable, write_deltalake
+
+    path = tmp_path_factory.mktemp("own") / "rides"
+    rows = [ride(1, "Lyon", 1, "12.50"), ride(2, "Lyon", 2, "7.25"), ride(3, "Nice", 1, "30.00"),
+            ride(4, "Oslo", 3, "4.00")]
+    write_deltalake(str(path), pyarrow.Table.from_pylist(rows, schema=RIDES), configuration=delta.FEED)
+    table = DeltaTable(str(path))
+    table.update(updates={"fare": "13.50"}, predicate="ride_id = 1")
+    table.delete("ride_id = 4")
+    return path
+
+
+def one_error(capsys) -> str:
+    """The one line a refused command printed on stderr."""
+    error = capsys.readouterr().err
+    assert error.startswith("error: ") and error.count("\n") == 1, error
+    return error
+
+
+# Refused before any work: no Spark.
+
+
+def test_the_arrow_types_of_a_bound_table_are_spark_sqls() -> None:
+    assert doctest.testmod(own_tables).failed == 0
+    kinds = [pyarrow.int64(), pyarrow.int32(), pyarrow.int16(), pyarrow.int8(), pyarrow.float64(),
+             pyarrow.decimal128(12, 3), pyarrow.string(), pyarrow.large_string(), pyarrow.bool_(),
+             pyarrow.timestamp("us", tz="UTC"), pyarrow.date32()]
+    assert [own_tables.sql_type(kind) for kind in kinds] == [
+        "BIGINT", "INT", "SMALLINT", "TINYINT", "DOUBLE", "DECIMAL(12,3)", "STRING", "STRING", "BOOLEAN",
+        "TIMESTAMP", "DATE"]
+    assert own_tables.sql_type(pyarrow.list_(pyarrow.int64())) is None
+
+
+def test_a_refused_query_exits_2_naming_its_file_line_and_column(tmp_path, capsys) -> None:
+    bad = write(tmp_path, "bad.sql", "SELECT passenger_count,\n  nope FROM trips")
+    assert main(["run", "--sql", bad, "--out", str(tmp_path / "out")]) == 2
+    assert one_error(capsys).startswith(f"error: {bad}:2:3: column nope is not found")
+    assert main(["follow", "--logs", str(tmp_path), "--sql", bad, "--out", str(tmp_path / "out")]) == 2
+    assert one_error(capsys).startswith(f"error: {bad}:2:3: column nope is not found")
+
+
+def bad_tables(folder: Path) -> dict[str, tuple[list[str], str]]:
+    """Each --table refused: the arguments, and what the error line says."""
+    from deltalake import write_deltalake
+
+    write_deltalake(str(folder / "floats"), pyarrow.table({"id": pyarrow.array([1], pyarrow.int64()),
+                                                          "share": pyarrow.array([0.5], pyarrow.float32())}))
+    write_deltalake(str(folder / "good"), pyarrow.table({"id": pyarrow.array([1], pyarrow.int64())}))
+    (folder / "empty").mkdir()
+    (folder / "plain").mkdir()
+    pyarrow.parquet.write_table(pyarrow.table({"id": [1]}), folder / "plain" / "part-0.parquet")
+    sql = write(folder, "q.sql", "SELECT id FROM t")
+    return {
+        "no =": (["--table", "rides", "--sql", sql], r"--table takes NAME=PATH, .* not 'rides'"),
+        "a name SQL does not read": (["--table", "my table=x", "--sql", sql], r"not 'my table=x'"),
+        "a missing path": (["--table", f"t={folder / 'nowhere'}", "--sql", sql], r"there is no .*nowhere"),
+        "an empty folder": (["--table", f"t={folder / 'empty'}", "--sql", sql],
+                            r"is neither a Delta table \(a folder with _delta_log\) nor a Parquet change log"),
+        "Parquet without change columns": (["--table", f"t={folder / 'plain'}", "--sql", sql],
+                                           r"plain is neither a Delta table"),
+        "a built-in table's name": (["--table", f"Trips={folder / 'good'}", "--sql", sql],
+                                    r"Trips names the built-in table trips \(SQL names ignore case; the built-in "
+                                    r"tables are trips, edges"),
+        "a name given twice": (["--table", f"t={folder / 'good'}", "--table", f"T={folder / 'good'}", "--sql", sql],
+                               r"--table T=.*: t is bound already \(SQL names ignore case\)"),
+        "a FLOAT column": (["--table", f"t={folder / 'floats'}", "--sql", sql],
+                           r"table t \(.*floats\): column share is float, which has no Spark SQL type here "
+                           r"\(BIGINT, INT, .*\)"),
+        "no --sql": (["--table", f"t={folder / 'good'}"], r"--table binds tables for the queries of --sql"),
+    }
+
+
+def test_a_bad_table_exits_2_with_one_line(tmp_path, capsys) -> None:
+    for case, (arguments, message) in bad_tables(tmp_path).items():
+        for command in ("run", "follow", "explain") if "--sql" in arguments else ("run", "follow"):
+            assert main([command, *arguments, "--out", str(tmp_path / "out")]) == 2, (case, command)
+            error = one_error(capsys)
+            assert re.search(message, error), (case, command, error)
+    from final.spark.catalog import BOUND, DATASETS, TABLES
+
+    assert BOUND not in DATASETS and "t" not in TABLES  # nothing stays bound after a command
+
+
+# With Spark.
+
+
+@pytest.mark.slow
+def test_run_checks_a_query_of_ones_own_on_a_built_in_data_set(spark, tmp_path, capsys) -> None:
+    own = write(tmp_path, "long_fares.sql", "SELECT passenger_count, COUNT(*) AS trips, MAX(trip_distance) AS "
+                                           "longest FROM trips WHERE fare_amount > 5 GROUP BY passenger_count")
+    assert main(["run", "--dataset", "all", "--rows", "200", "--versions", "3", "--partitions", "",
+                 "--sql", own, "--out", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "3 versions checked, 0 differences"
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [query["query"] for query in report["queries"]] == ["long_fares"]
+
+
+@pytest.mark.slow
+def test_run_checks_a_query_over_a_bound_delta_table_at_each_of_its_commits(spark, rides, tmp_path, capsys) -> None:
+    sql = write(tmp_path, "rides_by_city.sql", RIDES_BY_CITY)
+    out = tmp_path / "out"
+    assert main(["run", "--table", f"rides={rides}", "--sql", sql, "--partitions", "2", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "3 versions checked, 0 differences"
+    report = json.loads((out / "report.json").read_text())
+    [query] = report["queries"]
+    assert (query["dataset"], query["query"], query["versions"], query["agrees"]) == (
+        "tables", "rides_by_city", [0, 1, 2], True)
+    assert [run["partitions"] for run in query["partitioned"]] == [2]
+    assert (out / "logs" / "tables" / "rides").resolve() == rides.resolve()
+
+
+@pytest.mark.slow
+def test_follow_and_verify_keep_a_query_over_a_bound_table_and_refuse_other_queries_or_tables(
+        spark, rides, tmp_path, capsys) -> None:
+    sql = write(tmp_path, "rides_by_city.sql", RIDES_BY_CITY)
+    out = tmp_path / "feed"
+    given = ["--table", f"rides={rides}", "--sql", sql, "--out", str(out)]
+    assert main(["follow", *given, "--available-now"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"followed: tables through version 2; output tables in {out}"
+    assert delta.version(str(out / "rides_by_city")) == 2
+    kinds = [row["_change_type"] for row in delta.change_feed(str(out / "rides_by_city")).to_pylist()
+             if row["_commit_version"] == 1]
+    assert sorted(kinds) == ["update_postimage", "update_preimage"]  # Lyon's total, its key kept
+    assert main(["verify", *given]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "3 versions checked, 0 differences"
+    assert main(["status", *given]) == 0
+    assert capsys.readouterr().out.strip() == "tables: 3 of 3 commits bound, applied through version 2 of 2 (caught up)"
+
+    # Another text under the query's name, another query beside it, the name bound to another table: refused.
+    changed = write(tmp_path / "changed", "rides_by_city.sql", RIDES_BY_CITY.replace("SUM(fare)", "MAX(fare)"))
+    assert main(["follow", "--table", f"rides={rides}", "--sql", changed, "--out", str(out), "--available-now"]) == 2
+    assert "the SQL text of rides_by_city is not the text it followed" in one_error(capsys)
+    other = write(tmp_path, "cities.sql", "SELECT DISTINCT city FROM rides")
+    assert main(["verify", "--table", f"rides={rides}", "--sql", sql, other, "--out", str(out)]) == 2
+    assert "it followed the queries rides_by_city, and this command has cities, rides_by_city" in one_error(capsys)
+    assert main(["follow", "--table", f"rides={tmp_path}", "--sql", sql, "--out", str(out)]) == 2
+    one_error(capsys)  # tmp_path is no table
+    elsewhere = tmp_path / "copy"
+    shutil.copytree(rides, elsewhere)
+    assert main(["follow", "--table", f"rides={elsewhere}", "--sql", sql, "--out", str(out), "--available-now"]) == 2
+    assert f"records the tables this checkpoint followed, rides={rides}" in one_error(capsys)
+
+
+def trips_and_graph(folder: Path) -> Path:
+    """A log folder with data sets trips (two commits) and graph, as small Delta tables written by hand."""
+    from deltalake import write_deltalake
+
+    from final.spark.sources import table_schema
+
+    def trip(trip_id: int, passengers: int, fare: str) -> dict:
+        pickup = dt.datetime(2018, 1, 1, tzinfo=dt.UTC) + dt.timedelta(minutes=trip_id)
+        return {"trip_id": trip_id, "passenger_count": passengers, "fare_amount": Decimal(fare),
+                "trip_distance": 1.5 * trip_id, "pickup_datetime": pickup,
+                "dropoff_datetime": pickup + dt.timedelta(minutes=9)}
+
+    trips = str(folder / "trips" / "trips")
+    for rows in ([trip(1, 1, "10.00"), trip(2, 2, "3.00")], [trip(3, 1, "8.50")]):
+        write_deltalake(trips, pyarrow.Table.from_pylist(rows, schema=table_schema("trips")), mode="append",
+                        configuration=delta.FEED)
+    for table, rows in (("edges", [{"src": 1, "dst": 2}]), ("roots", [{"node": 1}])):
+        write_deltalake(str(folder / "graph" / table), pyarrow.Table.from_pylist(rows, schema=table_schema(table)),
+                        configuration=delta.FEED)
+    return folder
+
+
+@pytest.mark.slow
+def test_follow_sql_keeps_only_the_given_queries_and_skips_the_data_sets_they_do_not_read(
+        spark, tmp_path, capsys) -> None:
+    logs, out = trips_and_graph(tmp_path / "logs"), tmp_path / "feed"
+    own = write(tmp_path, "long_fares.sql", "SELECT passenger_count, COUNT(*) AS trips, MAX(trip_distance) AS "
+                                           "longest FROM trips WHERE fare_amount > 5 GROUP BY passenger_count")
+    given = ["--logs", str(logs), "--sql", own, "--out", str(out)]
+    assert main(["follow", *given, "--available-now"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "skipped: graph (no --sql query reads its tables)"
+    assert printed[-1] == f"followed: trips through version 1; output tables in {out}"
+    assert sorted(path.name for path in out.iterdir()) == ["_checkpoint", "long_fares", "spark.log"]
+    assert not (out / "_checkpoint" / "graph").exists()
+    assert main(["verify", *given]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "2 versions checked, 0 differences"
+
+    facts = write(tmp_path, "facts.sql", "SELECT fact_id FROM facts")
+    assert main(["follow", "--logs", str(logs), "--sql", facts, "--out", str(tmp_path / "other")]) == 2
+    assert "reads facts, tables of data set 'enrichment', which is not followed here (--logs" in one_error(capsys)
+
+
+@pytest.mark.slow
+def test_a_value_spark_sql_refuses_stops_the_follow_at_its_version_with_nothing_written(
+        spark, tmp_path, capsys) -> None:
+    from deltalake import write_deltalake
+
+    path = tmp_path / "t"
+    schema = pyarrow.schema([("id", pyarrow.int64()), ("x", pyarrow.int32())])
+    for row in ({"id": 1, "x": 2}, {"id": 2, "x": 5}, {"id": 3, "x": 0}):  # x = 0 arrives at version 2
+        write_deltalake(str(path), pyarrow.Table.from_pylist([row], schema=schema), mode="append",
+                        configuration=delta.FEED)
+    sql = write(tmp_path, "tenths.sql", "SELECT id, 10 / x AS y FROM t")
+    out = tmp_path / "feed"
+    given = ["--table", f"t={path}", "--sql", sql, "--out", str(out)]
+    assert main(["follow", *given, "--available-now"]) == 2
+    assert one_error(capsys).startswith(
+        "error: query tenths fails at version 2 of tables (table t's commit 2): [DIVIDE_BY_ZERO] Division by zero "
+        "(in the row (3, 0)), as Spark SQL fails on this data; nothing is written for version 2 (the outputs and "
+        "checkpoint stay at version 1)")
+    assert delta.version(str(out / "tenths")) == 1
+    assert json.loads((out / "_checkpoint" / "tables" / "state.json").read_text()) == {"version": 1}
+    assert main(["verify", *given]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "2 versions checked, 0 differences"
+    assert main(["follow", *given, "--available-now"]) == 2  # a restart stops there again
+    assert "fails at version 2" in one_error(capsys)
