@@ -34,6 +34,7 @@ import random
 import re
 import sqlite3
 import sys
+import textwrap
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -140,6 +141,9 @@ class Case:
 
 # Generating data --------------------------------------------------------------------------------------------------
 
+SKEW = 0.3
+"""How often a column takes its domain's first value beside a uniform draw: one group much larger than the rest."""
+
 STRINGS = ("", "a", "b", "A", "ab", "abc", "a b", " a", "b ", "é", "Ünï", "日本", "😀", "a%b", "a_b", "10", "-3",
            " 7 ", "1.5", "true", "NaN", "ß", "Z", "aa")
 """String values: empty, case pairs, spaces, unicode beyond the BMP, LIKE's wildcards as data, and numbers and
@@ -164,7 +168,10 @@ class ColumnMaker:
     nulls: float
 
     def value(self, rng: random.Random) -> Any:
-        return None if rng.random() < self.nulls else rng.choice(self.domain)
+        """NULL, or a value of the domain; its first value a third of the time, so groups are skewed."""
+        if rng.random() < self.nulls:
+            return None
+        return self.domain[0] if rng.random() < SKEW else rng.choice(self.domain)
 
 
 def column_maker(rng: random.Random, name: str, kind: str) -> ColumnMaker:
@@ -701,9 +708,9 @@ class QueryMaker:
 
     def _case(self, family: str, scope: Scope, depth: int, bare: bool) -> Expr | None:
         branches, parts = [], []
-        for _ in range(self.rng.choice((1, 1, 2))):
+        for position in range(self.rng.choice((1, 1, 2))):
             condition = self.predicate(scope, depth - 1)
-            branch = self._branch(family, scope, depth - 1)
+            branch = self._branch(family, scope, depth - 1, typed=position == 0)
             branches.append(branch)
             parts.append(f"WHEN {condition.sql} THEN {branch.sql}")
         if self.rng.random() < 0.7:
@@ -715,9 +722,9 @@ class QueryMaker:
     def _simple_case(self, family: str, scope: Scope, depth: int, bare: bool) -> Expr | None:
         subject = self.expr(self._family(scope), scope, depth - 1)
         branches, parts = [], []
-        for _ in range(self.rng.choice((1, 2, 2))):
+        for position in range(self.rng.choice((1, 2, 2))):
             value = self.literal(subject.family, subject.values, null=0.0)
-            branch = self._branch(family, scope, depth - 1)
+            branch = self._branch(family, scope, depth - 1, typed=position == 0)
             branches.append(branch)
             parts.append(f"WHEN {value.sql} THEN {branch.sql}")
         if self.rng.random() < 0.6:
@@ -726,8 +733,9 @@ class QueryMaker:
             parts.append(f"ELSE {branch.sql}")
         return _merged(f"CASE {subject.sql} {' '.join(parts)} END", family, branches)
 
-    def _branch(self, family: str, scope: Scope, depth: int) -> Expr:
-        if self.rng.random() < 0.08:
+    def _branch(self, family: str, scope: Scope, depth: int, typed: bool = False) -> Expr:
+        """A CASE branch: sometimes a bare NULL, but not when ``typed`` (a CASE of NULLs only has no type)."""
+        if not typed and self.rng.random() < 0.08:
             return Expr("NULL", family)
         return self.expr(family, scope, depth)
 
@@ -1799,9 +1807,9 @@ def _text(value: Any) -> str:
 
 def reproducer(case: Case, outcome: Outcome, name: str) -> str:
     """A pytest file (its source) that replays ``case`` and asserts the reference's answers at every version
-    up to the one that differs: it fails while ``final/`` still differs, and needs no Spark."""
+    up to the one that differs: it fails while ``final/`` still differs, and needs no Spark. Every line fits
+    ruff's 120 columns, so the file can move into ``tests/`` as it is."""
     history = [case.dataset.updates(version) for version in range(outcome.version + 1)]
-    answers = [answer.error if answer.error is not None else list(answer.rows) for answer in outcome.answers]
     types = outcome.answers[-1].types if outcome.answers else None
     reference = "Spark SQL" if "spark" in case.oracles else "SQLite"
     ours = outcome.ours
@@ -1818,44 +1826,61 @@ def reproducer(case: Case, outcome: Outcome, name: str) -> str:
         wanted = f"raises {expected.error}"
     else:
         wanted = f"{list(expected.types or ())}: {_text(list(expected.rows))}"
-    tables = "[\n" + "".join(f"    Table({table.name!r}, {table.columns!r}),\n" for table in case.dataset.tables) + "]"
-    versions = "[\n" + "".join(
-        "    [" + ", ".join(f"({table!r}, {_text(row)}, {count})" for table, row, count in updates) + "],\n"
-        for updates in history) + "]"
-    listed = "[\n" + "".join(f"    {_text(answer)},\n" for answer in answers) + "]"
+    kind = KINDS.get(outcome.kind, outcome.kind)
+    paragraphs = [
+        f"{kind[0].upper()}{kind[1:]}. Shrunk by final.spark.sql.fuzz; move it into tests/ once the "
+        f"cause is fixed.",
+        f"{reference}'s answer at version {outcome.version}: {wanted}", f"final/'s answer: {said}",
+        f"({outcome.detail})",
+    ]
+    # The docstring is not raw: a backslash (a LIKE pattern's escape) is doubled to stay one.
+    wrapped = "\n\n".join(textwrap.fill(paragraph, 116) for paragraph in paragraphs).replace("\\", "\\\\")
+    query = textwrap.indent(textwrap.fill(case.text, 112), "    ").replace("\\", "\\\\")
+    tables = "".join(f"    Table({table.name!r}, {table.columns!r}),\n" for table in case.dataset.tables)
+    versions = "".join(f"    [  # version {version}\n"
+                       + "".join(f"        ({table!r}, {_text(row)}, {count}),\n" for table, row, count in updates)
+                       + "    ],\n" for version, updates in enumerate(history))
+    listed = "".join(
+        f"    {_text(answer.error)},  # version {version}\n" if answer.error is not None else
+        f"    [  # version {version}\n" + "".join(f"        {_text(row)},\n" for row in answer.rows) + "    ],\n"
+        for version, answer in enumerate(outcome.answers))
     decimal = "from decimal import Decimal\n\n" if "Decimal(" in versions + listed else ""
-    return f'''"""A difference the SQL fuzzer found ({case.origin}): {KINDS.get(outcome.kind, outcome.kind)}, at version
-{outcome.version}. Shrunk by final.spark.sql.fuzz; move it into tests/ once the cause is fixed.
+    pieces = textwrap.wrap(case.text, 100, drop_whitespace=False)
+    text = "(\n" + "".join(f"    {piece!r}\n" for piece in pieces) + ")" if "".join(pieces) == case.text \
+        else repr(case.text)
+    source = f'''"""A difference the SQL fuzzer found ({case.origin}): {outcome.kind} at version {outcome.version}.
+
+{wrapped}
 
 The query:
 
-    {case.text.replace(chr(92), chr(92) * 2)}
-
-{reference}'s answer at version {outcome.version}: {wanted}
-final/'s answer: {said}
-({outcome.detail})
+{query}
 """
 
 {decimal}from final.spark.query import Table
 from final.spark.sql.fuzz import replay
 
-TABLES = {tables}
+TABLES = [
+{tables}]
 
-HISTORY = {versions}
+HISTORY = [
+{versions}]
 """Each version's updates: (table, record, multiplicity)."""
 
-QUERY = {case.text!r}
+QUERY = {text}
 
 TYPES = {(tuple(types) if types is not None else None)!r}
 """The result's types as {reference} gives them."""
 
-ANSWERS = {listed}
+ANSWERS = [
+{listed}]
 """{reference}'s answer at each version: its rows, or the error class it raised."""
 
 
 def test_{name}() -> None:
     replay(TABLES, HISTORY, QUERY, TYPES, ANSWERS)
 '''
+    return source
 
 
 def replay(tables: Sequence[Table], history: Sequence[Sequence[Update]], query: str,
@@ -1926,6 +1951,8 @@ class Run:
     versions: int = 0
     differences: list[Finding] = field(default_factory=list)
     refused: list[Finding] = field(default_factory=list)
+    raised: int = 0
+    """Cases where Spark raised for the data at some version, and final/ did too: agreement."""
     seconds: float = 0.0
     spark_seconds: float = 0.0
 
@@ -1939,13 +1966,16 @@ def run(spark: Any, seed: int, queries: int, out: str | None = None, shrink: int
         shrink_seconds: float = SHRINK_SECONDS) -> Run:
     """Check cases ``first`` .. ``first + queries - 1`` of the run seeded ``seed``.
 
-    The first ``shrink`` differences are shrunk; every difference is written
-    as a reproducer under ``out`` (when given). ``progress``, if given, is
+    The first ``shrink`` differences are shrunk, but for a failure of ours
+    only the first two with the same error (``signature``): one bug makes
+    many. Every difference is written as a reproducer under ``out`` (when
+    given). ``progress``, if given, is
     called after each case with the ``Run`` so far.
     """
     checker = Checker(spark, fault)
     shrinker = Shrinker(checker, shrink_seconds)
     found = Run()
+    shrunk: Counter = Counter()
     start = time.perf_counter()
     for index in range(first, first + queries):
         case = generate_case(seed, index)
@@ -1955,11 +1985,15 @@ def run(spark: Any, seed: int, queries: int, out: str | None = None, shrink: int
             outcome = Outcome("refused", kind="fuzzer", detail=f"{type(error).__name__}: {_first_line(error)}")
         found.queries += 1
         found.versions += outcome.versions
+        if outcome.status == "agree" and outcome.answers and outcome.answers[-1].error is not None:
+            found.raised += 1
         if outcome.status == "refused":
             found.refused.append(Finding(case, outcome))
         elif outcome.status == "differ":
             finding = Finding(case, outcome)
-            if len(found.differences) < shrink:
+            same = signature(outcome)
+            if sum(shrunk.values()) < shrink and (not same[1] or shrunk[same] < 2):
+                shrunk[same] += 1
                 finding.shrunk, finding.shrunk_outcome = shrinker.shrink(case, outcome)
             if out is not None:
                 finding.path = write_reproducer(finding, out, f"seed_{seed}_query_{index}")
@@ -2014,7 +2048,8 @@ def command(arguments: Any, conf: dict[str, str], log_file: str) -> int:
     for finding in found.refused:
         print(f"generator error ({finding.case.origin}, {REFUSALS[finding.outcome.kind].split(':')[0]}): "
               f"{finding.case.text}\n    {finding.outcome.detail}")
-    print(f"{len(found.refused)} generator errors; {found.seconds:.0f} s, Spark {found.spark_seconds:.0f} s")
+    print(f"{len(found.refused)} generator errors; {found.raised} queries raised for the data in Spark and "
+          f"in final/ alike; {found.seconds:.0f} s, Spark {found.spark_seconds:.0f} s")
     print(found.summary)
     return 1 if found.differences else 0
 
