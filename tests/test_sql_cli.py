@@ -54,13 +54,15 @@ def ride(ride_id: int, city: str, riders: int, fare: str) -> dict:
 @pytest.fixture(scope="module")
 def rides(tmp_path_factory) -> Path:
     """A Delta table of rides over three commits, as one changes a table by hand: rides inserted, a fare
-    corrected (an update in place), a ride deleted."""
+    corrected (an update in place), a ride deleted. It is partitioned by city, so its files do not hold that
+    column (Spark SQL's truth reads it from their folders' names)."""
     from deltalake import DeltaTable, write_deltalake
 
     path = tmp_path_factory.mktemp("own") / "rides"
     rows = [ride(1, "Lyon", 1, "12.50"), ride(2, "Lyon", 2, "7.25"), ride(3, "Nice", 1, "30.00"),
             ride(4, "Oslo", 3, "4.00")]
-    write_deltalake(str(path), pyarrow.Table.from_pylist(rows, schema=RIDES), configuration=delta.FEED)
+    write_deltalake(str(path), pyarrow.Table.from_pylist(rows, schema=RIDES), partition_by=["city"],
+                    configuration=delta.FEED)
     table = DeltaTable(str(path))
     table.update(updates={"fare": "13.50"}, predicate="ride_id = 1")
     table.delete("ride_id = 4")

@@ -853,8 +853,12 @@ def tables_as_bound(spark: SparkSession, folder: str, dataset: str, bindings: li
         if table not in as_of:
             tables[table] = spark.createDataFrame([], schema)
             continue
-        paths = delta.files_at(sources.table_path(folder, table), as_of[table])
-        tables[table] = spark.read.schema(schema).parquet(*paths) if paths else spark.createDataFrame([], schema)
+        path = sources.table_path(folder, table)
+        paths = delta.files_at(path, as_of[table])
+        # A partitioned table's files do not hold its partition columns: Spark reads them from the files' folders'
+        # names (col=value) under the base path.
+        tables[table] = (spark.read.option("basePath", os.path.realpath(path)).schema(schema).parquet(*paths)
+                         if paths else spark.createDataFrame([], schema))
     return tables
 
 
