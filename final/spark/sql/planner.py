@@ -68,7 +68,7 @@ LABEL_WIDTH = 48
 
 def clause_text(node: exp.Expression | None, prefix: str = "") -> str:
     """``node`` as Spark SQL text, shortened for a label."""
-    text = prefix + (node.sql(dialect="spark") if node is not None else "")
+    text = prefix + (node.sql(dialect="spark", comments=False) if node is not None else "")
     return text if len(text) <= LABEL_WIDTH else text[: LABEL_WIDTH - 1] + "…"
 
 
@@ -756,8 +756,7 @@ class Planner:
         else:
             compiler = Expressions(plan.fields, where="in this SELECT list")
         exprs, fields = self.select_list(items, plan.fields, compiler)
-        plan = Project(plan, exprs, fields, clause_text(node, "") if len(node.expressions) > 3 else
-                       clause_text(exp.Select(expressions=node.expressions)))
+        plan = Project(plan, exprs, fields, clause_text(exp.Select(expressions=node.expressions)))
         if distinct is not None:
             plan = Distinct(plan, "SELECT DISTINCT")
         return plan
