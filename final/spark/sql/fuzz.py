@@ -50,10 +50,10 @@ Update = tuple[str, tuple, int]
 """``(table, record, multiplicity)``, as ``IncrementalQuery.apply`` takes it."""
 
 QUERIES_PER_DATASET = 10
-"""Queries made over one data set: its views are loaded into Spark once per version for all of them."""
+"""Queries made over one data set: Spark's DataFrames of its versions are made once for all of them."""
 
 MAX_ROWS = 30
-"""Rows a table holds at most at any version: Spark answers a query over so few in about 0.1 s."""
+"""Rows a table holds at most at any version: Spark answers a query over so few in a few tenths of a second."""
 
 TOLERANCE = 1e-9
 """Relative tolerance for a DOUBLE column of a query with SUM or AVG: Spark adds doubles in an order of its own."""
@@ -112,10 +112,6 @@ class Dataset:
         for index, row in commit.churn:
             found += [(self.tables[index].name, row, -1), (self.tables[index].name, row, 1)]
         return found
-
-    def rows(self, version: int, name: str) -> tuple[Row, ...]:
-        """Table ``name``'s rows as of ``version``."""
-        return self.commits[version].rows[self.names.index(name)]
 
     @property
     def names(self) -> list[str]:
@@ -313,8 +309,9 @@ LIMITS = {"int": 2**31 - 1, "bigint": 2**63 - 1, "decimal": 1e15, "double": 1e15
 """The largest magnitude an expression of each family may reach: the type's range for integers (beyond it
 ANSI Spark raises), and far below any precision loss for DECIMAL and DOUBLE."""
 
-ROWS_BOUND = MAX_ROWS**3
-"""The most rows an aggregate can see (a three-way join of full tables): the bound a SUM's magnitude uses."""
+ROWS_BOUND = MAX_ROWS**4
+"""More rows than an aggregate can see (three sources joined, one of them a subquery of two): the bound a SUM's
+or a COUNT's magnitude uses."""
 
 SQL_NAMES = {"int": "INT", "bigint": "BIGINT", "double": "DOUBLE", "string": "STRING", "boolean": "BOOLEAN"}
 
@@ -507,6 +504,9 @@ class QueryMaker:
         aggregate or a global one, with output columns ``c0``, ``c1``, ...; ``targets`` fixes the
         families of the outputs (a set operation's later arms)."""
         from_sql, columns = self.from_clause(sources)
+        if len(sources) == 1 and self.rng.random() < 0.3:
+            # One source: its columns named bare (``k``, not ``r1.k``), as the query's only ones.
+            columns = [replace(column, sql=column.sql.rpartition(".")[2]) for column in columns]
         plain = Scope(tuple(columns))
         where = f" WHERE {self.predicate(plain, self.rng.randint(0, 2)).sql}" if self.rng.random() < 0.45 else ""
         mode = self._pick((("plain", 5), ("grouped", 3), ("global", 1.5)))
@@ -518,7 +518,7 @@ class QueryMaker:
             if self.rng.random() < 0.15:
                 # An expression as the key; one without a column would be read as a position (GROUP BY 2).
                 key = self.expr(self.rng.choice(FAMILIES), plain, 1)
-                if any(column.sql in key.sql for column in columns) and not key.sql.startswith("CAST(NULL"):
+                if any(re.search(rf"(?<![\w.']){re.escape(column.sql)}\b", key.sql) for column in columns):
                     keys = [key]
             if not keys:
                 mode = "global"
