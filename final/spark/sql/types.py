@@ -195,6 +195,8 @@ def cast(value: Any, source: SqlType, target: SqlType) -> Any:
     if target.integral:
         return checked_integral(_to_int(value, source, target), target, "CAST_OVERFLOW")
     if name == "decimal":
+        if source.name == "double" and (math.isnan(value) or math.isinf(value)):
+            return None  # Spark's one lenient ANSI cast: NaN and the infinities become NULL, not an error
         return checked_decimal(_to_decimal(value, source, target), target)
     if name == "double":
         return _to_double(value, source)
@@ -213,10 +215,18 @@ def _to_string(value: Any, source: SqlType) -> str:
 
 _TRUE, _FALSE = {"t", "true", "y", "yes", "1"}, {"f", "false", "n", "no", "0"}
 
+_SPACES = "".join(chr(code) for code in (*range(33), *range(127, 160)))
+"""What Spark trims from a string before reading a number or boolean in it (``UTF8String.trimAll``): ASCII
+spaces and ISO control characters (Python's ``strip`` would trim every Unicode space too)."""
+
+
+def trimmed(text: str) -> str:
+    return text.strip(_SPACES)
+
 
 def _to_boolean(value: Any, source: SqlType) -> bool:
     if source.name == "string":
-        text = value.strip().lower()
+        text = trimmed(value).lower()
         if text in _TRUE or text in _FALSE:
             return text in _TRUE
         raise SqlRuntimeError(f"[CAST_INVALID_INPUT] The value {value!r} of the type \"STRING\" cannot be cast to "
@@ -224,13 +234,14 @@ def _to_boolean(value: Any, source: SqlType) -> bool:
     return bool(value)
 
 
-_INTEGER = re.compile(r"[+-]?\d+")
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+"""Numbers as Spark reads them from strings: ASCII digits only (Python's ``\\d`` and ``int`` take any script's)."""
 
 
 def _to_int(value: Any, source: SqlType, target: SqlType) -> int:
     if source.name == "string":
-        text = value.strip()
+        text = trimmed(value)
         if not _INTEGER.fullmatch(text):
             raise SqlRuntimeError(f"[CAST_INVALID_INPUT] The value {value!r} of the type \"STRING\" cannot be cast "
                                   f"to \"{str(target).upper()}\"")
@@ -247,15 +258,12 @@ def _to_int(value: Any, source: SqlType, target: SqlType) -> int:
 
 def _to_decimal(value: Any, source: SqlType, target: SqlType) -> Decimal:
     if source.name == "string":
-        text = value.strip()
+        text = trimmed(value)
         if not _NUMBER.fullmatch(text):
             raise SqlRuntimeError(f"[CAST_INVALID_INPUT] The value {value!r} of the type \"STRING\" cannot be cast "
                                   f"to \"{str(target).upper()}\"")
         return Decimal(text)
     if source.name == "double":
-        if math.isnan(value) or math.isinf(value):
-            raise SqlRuntimeError(f"[CAST_OVERFLOW] The value {value} of the type \"DOUBLE\" cannot be cast to "
-                                  f"\"{str(target).upper()}\"")
         return Decimal(repr(value))
     if source.name == "boolean":
         return Decimal(int(value))
@@ -268,7 +276,7 @@ _SPECIAL = {"nan": NAN, "+nan": NAN, "-nan": NAN, "inf": math.inf, "+inf": math.
 
 def _to_double(value: Any, source: SqlType) -> float:
     if source.name == "string":
-        text = value.strip()
+        text = trimmed(value)
         if text.lower() in _SPECIAL:
             return _SPECIAL[text.lower()]
         if not _NUMBER.fullmatch(text.rstrip("dDfF")):
