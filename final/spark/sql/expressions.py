@@ -218,10 +218,12 @@ class Expressions:
     def _negate(self, node: exp.Neg) -> Expr:
         inner = self.compile(node.this)
         kind = inner.type
-        if inner.literal is not _MISSING:
-            return literal(node)
-        if not kind.numeric:
+        if not kind.numeric and kind != NULL:
             raise refuse(node, f"- needs a number, not {kind}")
+        if isinstance(node.this, exp.Literal):
+            return literal(node)  # -5 is the literal -5 (an INT even for -2147483648), as Spark's parser reads it
+        if kind == NULL:
+            return Expr(lambda row: None, DOUBLE)  # Spark types -NULL as a DOUBLE
         fn = inner.fn
         if kind.integral:
             return Expr(lambda row: None if (v := fn(row)) is None else checked_integral(-v, kind), kind)

@@ -28,6 +28,7 @@ The steps and the documents they come from:
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -575,13 +576,14 @@ def _double_sum(text: str, fn: Callable[[tuple], Any], average: bool) -> Aggrega
 
     def finite(row: tuple) -> Fraction | None:
         value = fn(row)
-        return None if value is None or value != value or value in _INFINITIES else Fraction(value)
+        return None if value is None or not math.isfinite(value) else Fraction(value)
 
     def flag(test: Callable[[float], bool]) -> Callable[[tuple], Any]:
         return lambda row: 1 if (value := fn(row)) is not None and test(value) else None
 
     total, count, nan, up, down = (f"{part}:{text}" for part in ("finite_sum", "count", "nan", "up", "down"))
-    parts = [(total, "sum", finite), (count, "count", fn), (nan, "count", flag(lambda v: v != v)),
+    # math.isnan, not v != v: Spark's one NaN (sqlfloat.NAN) equals itself.
+    parts = [(total, "sum", finite), (count, "count", fn), (nan, "count", flag(math.isnan)),
              (up, "count", flag(lambda v: v == _INFINITIES[0])), (down, "count", flag(lambda v: v == _INFINITIES[1]))]
 
     def finish(values: dict) -> Any:
