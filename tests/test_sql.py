@@ -147,6 +147,7 @@ CONSTRUCTS = {
     "having by a select alias": "SELECT k, COUNT(*) AS n FROM a GROUP BY k HAVING n > 1",
     "group by ordinal and alias": "SELECT k + 1 AS kk, COUNT(*) FROM a GROUP BY kk UNION ALL "
                                   "SELECT k, COUNT(*) FROM a GROUP BY 1",
+    "group by a column that is also an alias": "SELECT k + 1 AS k, COUNT(*) FROM a GROUP BY k",
     "group by a double": "SELECT x, COUNT(*) FROM a GROUP BY x",
     "global aggregate": "SELECT COUNT(*), SUM(v), AVG(d), MIN(s), COUNT(DISTINCT k) FROM a",
     "global aggregate over an empty table": "SELECT COUNT(*), MAX(z), COUNT(z) FROM c",

@@ -917,7 +917,8 @@ class Planner:
                 if group.args.get(key):
                     raise refuse(group, f"GROUP BY {key.upper().replace('_', ' ')} is not in the subset")
         inputs = Expressions(plan.fields, where="in GROUP BY")
-        group_nodes = [self._group_node(item, node) for item in (group.expressions if group is not None else [])]
+        group_nodes = [self._group_node(item, node, plan.fields)
+                       for item in (group.expressions if group is not None else [])]
         keys = [inputs.compile(item) for item in group_nodes]
         calls: dict[str, tuple[exp.AggFunc, int]] = {}
         for item in [*node.expressions, *([having.this] if having is not None else [])]:
@@ -957,7 +958,7 @@ class Planner:
             result = Filter(result, compiler.boolean(having.this), clause_text(having.this, "HAVING "))
         return result, compiler
 
-    def _group_node(self, item: exp.Expression, select: exp.Select) -> exp.Expression:
+    def _group_node(self, item: exp.Expression, select: exp.Select, fields: list[Field]) -> exp.Expression:
         """A GROUP BY item: an ordinal (``GROUP BY 1``) or a SELECT alias stands for that SELECT item."""
         items = select.expressions
         if isinstance(item, exp.Literal) and not item.is_string:
@@ -966,7 +967,8 @@ class Planner:
                 raise refuse(item, f"GROUP BY {position}: the SELECT list has {len(items)} items")
             chosen = items[position - 1]
             return chosen.this if isinstance(chosen, exp.Alias) else chosen
-        if isinstance(item, exp.Column) and not item.table:
+        if isinstance(item, exp.Column) and not item.table and not _resolves(item, fields):
+            # A name that is no input column may be a SELECT alias (an input column wins, as in Spark).
             aliases = {selected.alias.lower(): selected.this for selected in items if isinstance(selected, exp.Alias)}
             if item.name.lower() in aliases:
                 return aliases[item.name.lower()]
