@@ -18,7 +18,7 @@ query over an acyclic edge table is checked against SQLite too (sqlglot
 transpiles it), and only there when it recurses by UNION, which Spark does
 not take.
 
-A difference is shrunk (``shrink``: fewer versions, rows, columns and values;
+A difference is shrunk (``Shrinker``: fewer versions, rows, columns and values;
 clauses dropped and subexpressions replaced by their parts, while the query
 still compiles and still differs in the same way) and written as a pytest
 file that replays it without Spark (``reproducer``, ``replay``).
@@ -1445,7 +1445,9 @@ class Checker:
         try:
             ours = Ours(compiled)
         except Exception as error:
-            return Outcome("differ", kind="crash", version=0, detail=f"{type(error).__name__}: {_first_line(error)}")
+            reference = self._reference(case, 0)
+            return Outcome("differ", 1, kind="crash", version=0, detail=f"{type(error).__name__}: {_first_line(error)}",
+                           answers=() if reference.refused is not None else (reference,))
         answers: list[Answer] = []
         for version in range(len(case.dataset.commits)):
             reference = self._reference(case, version)
@@ -1602,8 +1604,10 @@ class Shrinker:
             if index >= len(nodes):
                 return progress
             kept = False
+            # A query only SQLite answers has the types the generator wrote down; an edited one has none known.
+            types = self._case.types if "spark" in self._case.oracles else None
             for candidate in _query_variants(tree, index):
-                if candidate != self._case.text and self._try(replace(self._case, text=candidate)):
+                if candidate != self._case.text and self._try(replace(self._case, text=candidate, types=types)):
                     progress = kept = True
                     break
             if not kept:
