@@ -227,6 +227,8 @@ class Expressions:
         fn = inner.fn
         if kind.integral:
             return Expr(lambda row: None if (v := fn(row)) is None else checked_integral(-v, kind), kind)
+        if kind == DOUBLE:  # -NaN is a new NaN: made Spark's one NaN again, as every DOUBLE result is
+            return Expr(lambda row: None if (v := fn(row)) is None else sql_value(-v), kind)
         return Expr(lambda row: None if (v := fn(row)) is None else -v, kind)
 
     def _abs(self, node: exp.Abs) -> Expr:
@@ -236,6 +238,8 @@ class Expressions:
             raise refuse(node, f"abs() needs a number, not {kind}")
         if kind.integral:
             return Expr(lambda row: None if (v := fn(row)) is None else checked_integral(abs(v), kind), kind)
+        if kind == DOUBLE:
+            return Expr(lambda row: None if (v := fn(row)) is None else sql_value(abs(v)), kind)
         return Expr(lambda row: None if (v := fn(row)) is None else abs(v), kind)
 
     def _like(self, node: exp.Like, escape: str | None) -> Expr:
