@@ -47,6 +47,14 @@ def checkers(notebook: Path) -> dict[str, object]:
     return {key.removeprefix(prefix): checker for key, checker in CHECKERS.items() if key.startswith(prefix)}
 
 
+def checker_named(name: str) -> object:
+    """The checker registered as ``name`` (``exercises.v2.build_reduce``), its module imported first: a checker
+    is registered when its notebook's exercises module is imported, which another test may or may not have done
+    on this worker already."""
+    importlib.import_module(name.rpartition(".")[0])
+    return CHECKERS[name]
+
+
 def cells(notebook: Path) -> list:
     return nbformat.read(notebook, as_version=4).cells
 
@@ -144,7 +152,7 @@ def test_a_wrong_piece_is_shown_its_smallest_failing_history() -> None:
     import solutions.v2
 
     with pytest.raises(Wrong) as wrong:
-        CHECKERS["exercises.v2.build_reduce"](solutions.v2.MISTAKES["build_reduce"])
+        checker_named("exercises.v2.build_reduce")(solutions.v2.MISTAKES["build_reduce"])
     message = str(wrong.value)
     smallest = ast.literal_eval(message.splitlines()[1].strip())  # the failing inputs, on the second line
     assert sum(len(history) for history in smallest) <= 2, message
@@ -160,7 +168,7 @@ def test_a_build_it_checker_judges_a_piece_however_it_is_written(spelling: str) 
         "lambda": lambda piece: lambda self, frontier: piece(self, frontier),
         "functools.partial": functools.partial,
     }[spelling]
-    checker = CHECKERS["exercises.v3.build_compact"]
+    checker = checker_named("exercises.v3.build_compact")
     checker(spell(solutions.v3.build_compact))
     with pytest.raises(Wrong, match="smallest failing"):
         checker(spell(solutions.v3.MISTAKES["build_compact"]))
@@ -173,7 +181,7 @@ def test_the_word_count_data_repeats_a_word_in_a_line() -> None:
         return writer, words.connect_reader()
 
     with pytest.raises(Wrong, match="word counts"):
-        CHECKERS["exercises.v2.word_count"](distinct_words)
+        checker_named("exercises.v2.word_count")(distinct_words)
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
