@@ -215,6 +215,12 @@ def _to_string(value: Any, source: SqlType) -> str:
 
 _TRUE, _FALSE = {"t", "true", "y", "yes", "1"}, {"f", "false", "n", "no", "0"}
 
+def _invalid_input(value: str, target: str) -> SqlRuntimeError:
+    """Spark's error for a string that does not read as a value of ``target`` (``"INT"``, ``"DOUBLE"``)."""
+    return SqlRuntimeError(f"[CAST_INVALID_INPUT] The value {value!r} of the type \"STRING\" cannot be cast to "
+                           f"\"{target}\"")
+
+
 _SPACES = "".join(chr(code) for code in (*range(33), *range(127, 160)))
 """What Spark trims from a string before reading a number or boolean in it (``UTF8String.trimAll``): ASCII
 spaces and ISO control characters (Python's ``strip`` would trim every Unicode space too)."""
@@ -229,8 +235,7 @@ def _to_boolean(value: Any, source: SqlType) -> bool:
         text = trimmed(value).lower()
         if text in _TRUE or text in _FALSE:
             return text in _TRUE
-        raise SqlRuntimeError(f"[CAST_INVALID_INPUT] The value {value!r} of the type \"STRING\" cannot be cast to "
-                              f"\"BOOLEAN\"")
+        raise _invalid_input(value, "BOOLEAN")
     return bool(value)
 
 
@@ -243,8 +248,7 @@ def _to_int(value: Any, source: SqlType, target: SqlType) -> int:
     if source.name == "string":
         text = trimmed(value)
         if not _INTEGER.fullmatch(text):
-            raise SqlRuntimeError(f"[CAST_INVALID_INPUT] The value {value!r} of the type \"STRING\" cannot be cast "
-                                  f"to \"{str(target).upper()}\"")
+            raise _invalid_input(value, str(target).upper())
         return int(text)
     if source.name == "double":
         if math.isnan(value) or math.isinf(value):
@@ -260,8 +264,7 @@ def _to_decimal(value: Any, source: SqlType, target: SqlType) -> Decimal:
     if source.name == "string":
         text = trimmed(value)
         if not _NUMBER.fullmatch(text):
-            raise SqlRuntimeError(f"[CAST_INVALID_INPUT] The value {value!r} of the type \"STRING\" cannot be cast "
-                                  f"to \"{str(target).upper()}\"")
+            raise _invalid_input(value, str(target).upper())
         return Decimal(text)
     if source.name == "double":
         return Decimal(repr(value))
@@ -280,8 +283,7 @@ def _to_double(value: Any, source: SqlType) -> float:
         if text.lower() in _SPECIAL:
             return _SPECIAL[text.lower()]
         if not _NUMBER.fullmatch(text.rstrip("dDfF")):
-            raise SqlRuntimeError(f"[CAST_INVALID_INPUT] The value {value!r} of the type \"STRING\" cannot be cast "
-                                  f"to \"DOUBLE\"")
+            raise _invalid_input(value, "DOUBLE")
         return float(text.rstrip("dDfF"))
     return float(value)
 
