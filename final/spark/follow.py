@@ -85,6 +85,7 @@ from .changelog import MULTIPLICITY, VERSION
 from .incremental import IncrementalQuery
 from .outputs import record_text, remove_leftovers, replace_file
 from .sources import MARKERS, Commit, CommitError
+from .sql.errors import runtime_cause
 from .sqlfloat import sql_row
 
 if TYPE_CHECKING:
@@ -553,7 +554,7 @@ class Follower:
         try:
             return self.engines[query.name].apply(version, [update for update in batch if update[0] in query.inputs])
         except Exception as error:
-            refused = _sql_runtime_error(error)
+            refused = runtime_cause(error)
             if refused is None:
                 raise
             commits = ", ".join(f"{self._name(Commit(bound.table, bound.commit, 0))}'s commit {bound.commit}"
@@ -605,16 +606,6 @@ class Follower:
         elif delta.exists(self.output(query)):
             table = self.outputs[query.name] = DeltaTable(self.output(query))
         return table
-
-
-def _sql_runtime_error(error: BaseException) -> BaseException | None:
-    """The ``SqlRuntimeError`` (a value Spark SQL raises for) that caused ``error``, if one did."""
-    from .sql import SqlRuntimeError
-
-    cause: BaseException | None = error
-    while cause is not None and not isinstance(cause, SqlRuntimeError):
-        cause = cause.__cause__
-    return cause
 
 
 def _as_written(row: tuple, keys: list[int]) -> tuple:

@@ -422,12 +422,9 @@ def data_error_of_spark(error: Exception) -> str | None:
 
 def data_error_of_final(error: Exception) -> str | None:
     """``final/``'s error text if ``error`` is a compiled query refusing a value (``SqlRuntimeError``), else None."""
-    from .sql import SqlRuntimeError
+    from .sql.errors import runtime_cause
 
-    cause: BaseException | None = error
-    while cause is not None and not isinstance(cause, SqlRuntimeError):
-        cause = cause.__cause__
-    return None if cause is None else str(error)
+    return None if runtime_cause(error) is None else str(error)
 
 
 def _error_differences(version: int, theirs: str | None, ours: str | None) -> list[Difference]:

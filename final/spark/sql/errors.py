@@ -67,3 +67,11 @@ class SqlRuntimeError(ArithmeticError):
     Raised inside the dataflow, it fails the query at that version, as
     Spark's query fails there; the message starts with Spark's error class.
     """
+
+
+def runtime_cause(error: BaseException) -> SqlRuntimeError | None:
+    """The ``SqlRuntimeError`` that caused ``error`` (``final/`` wraps it in a ``FunctionError``), if one did."""
+    cause: BaseException | None = error
+    while cause is not None and not isinstance(cause, SqlRuntimeError):
+        cause = cause.__cause__
+    return cause
