@@ -14,7 +14,7 @@ import pytest
 from final.conformance import catalog
 from final.conformance.__main__ import catalog_markdown, main
 from final.conformance.cases import CASES, Case, CaseError, Message, load, load_all
-from final.conformance.check import judge, physical, shrink, size, without
+from final.conformance.check import judge, physical, read_report, shrink, size, without
 from final.conformance.encoding import FALSE, TRUE, EncodingError, decode, encode
 from final.conformance.engines import CommandEngine
 from final.conformance.generate import (
@@ -163,7 +163,9 @@ def test_every_fault_fails_cases_and_no_correct_engine_does() -> None:
 def test_shrinking_keeps_a_failing_physical_case_with_fewer_updates() -> None:
     engine = FaultyEngine("drop_retraction")
     case = BY_NAME["three_hops/doc-three_hops_shared_links"]
-    smallest = shrink(case, lambda c: judge(c, engine.run(c)).status == "failed")
+    shrunk = shrink(case, lambda c: judge(c, engine.run(c)).status == "failed")
+    smallest = shrunk.case
+    assert shrunk.stopped == "done" and 0 < shrunk.runs
     assert size(smallest) < size(case)
     assert physical(smallest)
     assert judge(smallest, engine.run(smallest)).status == "failed"
@@ -174,7 +176,7 @@ def test_shrinking_keeps_a_failing_physical_case_with_fewer_updates() -> None:
 def test_a_shrunk_case_drops_frontier_messages_that_repeat_and_the_tags_it_no_longer_earns() -> None:
     documented = BY_NAME["geometric_series/doc-geometric_series"]
     assert {"document", "retractions"} <= set(documented.tags)
-    smallest = shrink(documented, lambda case: size(case) > 0 and all(m > 0 for h in case.histories() for *_, m in h))
+    smallest = shrink(documented, lambda case: size(case) > 0 and all(m > 0 for h in case.histories() for *_, m in h)).case
     assert size(smallest) == 1
     assert "document" not in smallest.tags and "retractions" not in smallest.tags
     assert smallest.tags == tags_of(catalog.BY_NAME["geometric_series"], 1, smallest.histories(), smallest.messages)
@@ -263,8 +265,8 @@ def test_an_engine_that_ignores_frontiers_fails_the_frontier_contract_unless_it_
     count = sum(case.program == "distinct" for case in COMMITTED)
     assert f"0 passed, {count} failed, 0 unsupported" in out
     assert f"{count} passed, 0 failed, 0 unsupported (frontier contract waived)" in out
-    assert json.loads((tmp_path / "held.json").read_text())["frontier_contract"] == "checked"
-    assert json.loads((tmp_path / "waived.json").read_text())["frontier_contract"] == "waived"
+    assert read_report(tmp_path / "held.json")["frontier_contract"] == "checked"
+    assert read_report(tmp_path / "waived.json")["frontier_contract"] == "waived"
 
 
 def test_each_output_of_a_case_with_several_is_judged_apart() -> None:
@@ -410,10 +412,12 @@ def test_check_prints_failures_a_table_the_smallest_cases_and_the_summary(tmp_pa
     assert status == 1
     assert "FAIL reachability/doc-fraud_propagation" in out and "at version 1: extra" in out
     assert "| reachability |" in out.replace("  ", " ").replace("  ", " ")
-    assert "check --engine 'cmd:python -m tests.conformance_faults drop_retraction' --cases" in out
+    # The rerun keeps the label, so that its report is filed beside this one's (not as cmd.json's neighbour).
+    assert "check --engine 'cmd:python -m tests.conformance_faults drop_retraction' --label cmd --cases" in out
     assert out.rstrip().splitlines()[-1] == "0 passed, 2 failed, 0 unsupported"
-    report = json.loads((tmp_path / "r.json").read_text())
+    report = read_report(tmp_path / "r.json")
     assert report["failed"] == 2 and set(report["smallest_failing"]) == {"reachability", "explode"}
+    assert report["complete"] and report["shrinking"]["reachability"]["stopped"] == "done"
     assert list((tmp_path / "r-shrunk").rglob("*.json"))
 
 
@@ -426,12 +430,12 @@ def test_a_report_names_its_engine_label_case_set_and_seed_and_is_filed_under_th
         assert main(["check", "--engine", "v5", "--program", "distinct", "--label", label]) == 0
     assert f"(engine second, case set {manifest['case_set']}, seed {manifest['seed']})" in capsys.readouterr().out
     for label in ("first", "second"):  # two labels, two reports: neither overwrites the other
-        report = json.loads((tmp_path / "out" / "conformance" / f"{label}.json").read_text())
+        report = read_report(tmp_path / "out" / "conformance" / f"{label}.jsonl")
         assert (report["label"], report["case_set"], report["seed"]) == (label, manifest["case_set"], manifest["seed"])
     loose = tmp_path / "loose.json"  # a case file of one's own belongs to no set
     loose.write_text(BY_NAME["distinct/doc-household_distinct"].text())
     assert main(["check", "--engine", "v5", "--cases", str(loose), "--report", str(tmp_path / "loose.report")]) == 0
-    report = json.loads((tmp_path / "loose.report").read_text())
+    report = read_report(tmp_path / "loose.report")
     assert (report["label"], report["case_set"], report["seed"]) == ("v5", None, None)
 
 
@@ -442,8 +446,8 @@ def test_recorded_outputs_are_checked_like_a_live_engine(tmp_path: Path, capsys)
     assert main(["check", "--engine", "v2", "--cases", str(cases), "--record", str(recorded),
                  "--report", str(tmp_path / "a.json")]) == 0
     assert main(["check", "--outputs", str(recorded), "--cases", str(cases), "--report", str(tmp_path / "b.json")]) == 0
-    first = json.loads((tmp_path / "a.json").read_text())
-    assert json.loads((tmp_path / "b.json").read_text())["passed"] == first["passed"]
+    first = read_report(tmp_path / "a.json")
+    assert read_report(tmp_path / "b.json")["passed"] == first["passed"]
     next(recorded.rglob("*.jsonl")).unlink()
     assert main(["check", "--outputs", str(recorded), "--cases", str(cases), "--report", str(tmp_path / "c.json")]) == 1
     assert "no recorded output" in capsys.readouterr().out
@@ -488,7 +492,7 @@ def test_a_python_engine_is_judged_through_its_factory_as_the_readme_shows(tmp_p
     count = sum(case.program == "concat" for case in COMMITTED)
     assert capsys.readouterr().out.rstrip().splitlines()[-1] == f"{count} passed, 0 failed, 0 unsupported"
     assert main(["check", "--engine", "echo_engine:make", "--program", "difference", "--no-shrink"]) == 1
-    report = json.loads((tmp_path / "out" / "conformance" / "echo_engine.json").read_text())
+    report = read_report(tmp_path / "out" / "conformance" / "echo_engine.jsonl")
     assert report["engine"] == "echo_engine:make" and report["failed"] > 0
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from final.conformance.__main__ import main
 from final.conformance.cases import CASES, load
-from final.conformance.check import judge
+from final.conformance.check import judge, read_report
 from final.conformance.engines import PROTOCOL, CommandEngine, case_lines, read_answer
 
 TIMEOUT = 2.0
@@ -202,7 +202,7 @@ def test_an_engine_that_dies_mid_case_is_reported_with_its_exit_status_and_stder
                    "--cases", str(CASE_FILE), "--timeout", str(TIMEOUT), "--report", str(report), "--no-shrink"])
     assert time.monotonic() - start < TIMEOUT + SLACK
     assert status == 1
-    [verdict] = json.loads(report.read_text())["verdicts"]
+    [verdict] = read_report(report)["verdicts"]
     assert verdict["status"] == "failed" and verdict["exit_status"] == 3
     assert verdict["stderr"] == "reading names\nengine: out of cheese"
     assert verdict["reason"] == ("error: the engine's output ended before a closing line (done/unsupported/error); "

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from final.conformance.check import read_report
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.slow
@@ -80,16 +82,16 @@ def test_the_console_script_checks_final_from_any_directory(installed: Path, tmp
     assert result.returncode == 0, result.stdout + result.stderr
     count = committed("count_by_key", "reachability")
     assert result.stdout.rstrip().endswith(f"{count} passed, 0 failed, 0 unsupported")
-    report = json.loads((tmp_path / "out" / "conformance" / "final.json").read_text())
+    report = read_report(tmp_path / "out" / "conformance" / "final.jsonl")
     assert report["passed"] == count
 
 
 def test_the_console_script_checks_a_command_engine(installed: Path, tmp_path: Path) -> None:
     engine = f"cmd:{installed / 'dd-conformance'} serve --engine final"
-    result = run(installed, "check", "--engine", engine, "--program", "join", "--report", "join.json", cwd=tmp_path)
+    result = run(installed, "check", "--engine", engine, "--program", "join", "--report", "join.jsonl", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.rstrip().endswith(f"{committed('join')} passed, 0 failed, 0 unsupported")
-    assert json.loads((tmp_path / "join.json").read_text())["passed"] == committed("join")
+    assert read_report(tmp_path / "join.jsonl")["passed"] == committed("join")
 
 
 def test_the_console_script_names_itself_in_what_it_prints(installed: Path, tmp_path: Path) -> None:
@@ -116,7 +118,7 @@ def test_an_installed_oracle_shrinks_a_failing_engine_without_a_clone(installed:
     assert result.stdout.rstrip().endswith(f"0 passed, {committed('concat')} failed, 0 unsupported")
     # The shrunk case's answer comes from the program's plain-Python definition, shipped in the package.
     assert "shrinking concat ..." in result.stderr
-    report = json.loads((tmp_path / "out" / "conformance" / "cmd.json").read_text())
+    report = read_report(tmp_path / "out" / "conformance" / "cmd.jsonl")
     smallest = report["smallest_failing"]["concat"]
     assert smallest["name"].endswith("-shrunk")
     assert sum(len(message.get("data", [])) for message in smallest["messages"]) <= 1

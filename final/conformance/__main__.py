@@ -11,21 +11,36 @@ cases). ``generate`` writes a case set; ``programs`` prints the catalog;
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from .cases import CASES, Case, CaseError, case_set, load, load_all
 from .catalog import PROGRAMS
-from .check import Report, judge, size, smallest_failing, write_smallest
+from .check import (
+    SHRINK_SECONDS,
+    Report,
+    ReportFile,
+    Shrunk,
+    Verdict,
+    judge,
+    size,
+    smallest_failing,
+    write_smallest,
+)
+from .drive import Run
 from .engines import (
     DEFAULT_TIMEOUT,
     MAX_OUTPUT_BYTES,
     MAX_OUTPUT_LINES,
     STAGES,
+    CommandEngine,
+    Engine,
     EngineError,
     RecordedEngine,
     engine_named,
@@ -33,6 +48,8 @@ from .engines import (
     serve,
     serving,
 )
+from .expect import Expectations
+from .expect import write as write_expectations
 from .generate import DEFAULT_SEED, GenerationError, generate, write
 
 REPORTS = Path("out") / "conformance"
@@ -60,7 +77,8 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--program", action="append", default=[], help="only this program's cases (repeatable)")
     check.add_argument("--label", help="the engine's name in the report and its file name (default: from --engine, "
                        "e.g. d2ts, cmd)")
-    check.add_argument("--report", type=Path, help=f"the JSON report (default {REPORTS}/<label>.json)")
+    check.add_argument("--report", type=Path, help="the report, written as it goes: JSON lines, one per verdict, "
+                       f"the summary last (default {REPORTS}/<label>.jsonl)")
     check.add_argument("--record", type=Path, help="also write the engine's outputs to DIR/<case>.jsonl")
     check.add_argument("--timeout", type=_positive(float), default=DEFAULT_TIMEOUT, metavar="SECONDS",
                        help="seconds an engine may take per case, from its first line to the closing line, however "
@@ -70,6 +88,13 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--max-output-bytes", type=_positive(int), default=MAX_OUTPUT_BYTES, metavar="N",
                        help=f"most bytes an engine may write for one case ({MAX_OUTPUT_BYTES:,})")
     check.add_argument("--no-shrink", action="store_true", help="do not shrink failing cases")
+    check.add_argument("--shrink-budget", type=_positive(float), default=SHRINK_SECONDS, metavar="SECONDS",
+                       help="seconds spent shrinking each failing program's case; then the smallest found so far "
+                       f"is reported as such ({SHRINK_SECONDS:g})")
+    check.add_argument("--expect", type=Path, metavar="FILE", help="expected failures (case name -> reason): the "
+                       "run is green on them, red on a new failure or a listed case that does not fail")
+    check.add_argument("--write-expect", type=Path, metavar="FILE", help="write this run's failures as an "
+                       "expectations file for --expect (each reason the failure's first line: edit it into why)")
     check.add_argument("--waive-frontier-contract", action="store_true",
                        help="judge the output's data alone: an engine that sends no output frontier is not failed "
                        "for it (the report says the contract was waived)")
@@ -136,42 +161,149 @@ def _load_cases(path: Path, programs: Sequence[str]) -> list[Case]:
 
 def _check(arguments: argparse.Namespace) -> int:
     cases = _load_cases(arguments.cases, arguments.program)
+    expected = Expectations.load(arguments.expect) if arguments.expect else None
     engine = RecordedEngine(arguments.outputs) if arguments.outputs else engine_named(
         arguments.engine, arguments.timeout, arguments.max_output_lines, arguments.max_output_bytes)
-    label = arguments.label or ("outputs" if arguments.outputs else arguments.engine.split(":")[0])
-    label = re.sub(r"[^A-Za-z0-9_.-]+", "-", label)
-    report = Report(engine.name, label, case_set(arguments.cases), not arguments.waive_frontier_contract)
-    show = _progress(arguments.progress, len(cases))
-    try:
+    label = _label(arguments)
+    report = Report(engine.name, label, case_set(arguments.cases), not arguments.waive_frontier_contract,
+                    expected=expected)
+    if expected is not None and expected.case_set not in (None, report.case_set["case_set"]):
+        print(f"note: {expected.path} lists failures of case set {expected.case_set}; this is case set "
+              f"{report.case_set['case_set']}", file=sys.stderr)
+    path = arguments.report or REPORTS / f"{label}.jsonl"
+
+    def work(session: _Session) -> None:
         for case in cases:
-            run = engine.run(case)
-            if arguments.record:
-                record(run, arguments.record, case)
-            verdict = judge(case, run, report.frontier_contract)
-            report.verdicts.append(verdict)
-            show(case.name)
-            if verdict.status == "failed":
-                _print(f"FAIL {case.name}", verdict.lines())
-        if not arguments.outputs and not arguments.no_shrink and report.counts()[1]:
-            smallest_failing(report, cases, engine.run, progress=lambda p: print(f"shrinking {p} ...",
-                                                                                  file=sys.stderr))
-    finally:
-        engine.close()
+            session.judge(case)
+        if not arguments.outputs and not arguments.no_shrink and report.new_failures():
+            smallest_failing(report, cases, _attempt(engine), arguments.shrink_budget,
+                             progress=lambda p: print(f"shrinking {p} ...", file=sys.stderr),
+                             shrunk=session.file.shrunk)
+
+    stopped = _session(engine, report, path, arguments, len(cases), work)
     print()
     print(report.table())
-    path = arguments.report or REPORTS / f"{label}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report.to_json(), indent=1) + "\n")
     if report.smallest:
         shrunk = path.parent / f"{path.stem}-shrunk"
         print(f"\nsmallest failing case per program (under {shrunk}):")
         for written, case in zip(write_smallest(report, shrunk), report.smallest.values(), strict=True):
-            rerun = (f"{command()} check --engine {shlex.quote(arguments.engine)} "
-                     f"--cases {shlex.quote(str(Path(written).resolve()))}")
-            print(f"  {case.program}: {size(case)} updates — {rerun}")
+            print(f"  {case.program}: {size(case)} updates{_how_shrunk(report.shrinking[case.program])} — "
+                  f"{_rerun(arguments, label, written)}")
+    if arguments.write_expect:
+        _write_expect(arguments.write_expect, report)
     print(f"report: {path} (engine {label}, case set {report.case_set['case_set']}, seed {report.case_set['seed']})")
     print(report.summary_line())
-    return 1 if report.counts()[1] else 0
+    return stopped or (0 if report.ok() else 1)
+
+
+def _label(arguments: argparse.Namespace) -> str:
+    """The engine's label: ``--label``, else its name before any ``:`` (``outputs`` for recorded outputs),
+    in characters a file name can hold."""
+    label = arguments.label or ("outputs" if getattr(arguments, "outputs", None) else arguments.engine.split(":")[0])
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", label)
+
+
+def _rerun(arguments: argparse.Namespace, label: str, case_file: Path) -> str:
+    """The command that checks the engine on one written case again, under the same label (so that it
+    files its report beside this one's, not under a name of its own)."""
+    return (f"{command()} check --engine {shlex.quote(arguments.engine)} --label {shlex.quote(label)} "
+            f"--cases {shlex.quote(str(Path(case_file).resolve()))}")
+
+
+def _how_shrunk(shrunk: Shrunk) -> str:
+    """What a printed shrink result adds when it is not the end of shrinking: why it stopped."""
+    why = {"done": "", "budget": f", the smallest found in the {shrunk.seconds:.0f} s budget (--shrink-budget)",
+           "runs": f", the smallest found in {shrunk.runs} runs",
+           "interrupted": ", the smallest found when interrupted"}
+    return why[shrunk.stopped]
+
+
+def _write_expect(path: Path, report: Report) -> None:
+    failures = {verdict.case: (report.expected.failures.get(verdict.case) if report.expected else None)
+                or (verdict.lines() or ["failed"])[0] for verdict in report.verdicts if verdict.status == "failed"}
+    write_expectations(path, failures, report.label, report.case_set["case_set"])
+    print(f"expectations: {path} ({len(failures)} failures; say in each reason why it fails)")
+
+
+def _attempt(engine: Engine) -> Callable[[Case, float], Run | None]:
+    """How the shrinker runs a candidate with ``left`` seconds of its budget: an engine in a child process
+    gets that as its deadline when it is the shorter, and a run that hits it is no answer (None); final, in
+    this process, cannot be cut short and runs whole."""
+
+    def attempt(case: Case, left: float) -> Run | None:
+        if not isinstance(engine, CommandEngine) or left >= engine.timeout:
+            return engine.run(case)
+        run = engine.run(case, timeout=left)
+        return None if run.timed_out else run
+
+    return attempt
+
+
+class _Interrupted(KeyboardInterrupt):
+    """SIGTERM, taken as Ctrl-C is: the run ends with the report so far."""
+
+
+def _terminate(signal_number: int, frame: object) -> None:
+    raise _Interrupted
+
+
+@dataclass
+class _Session:
+    """One run of an engine over cases: each verdict written to the report file as it comes, printed when
+    it fails (or fails as expected, or passes while listed as failing), and counted on the progress bar."""
+
+    engine: Engine
+    report: Report
+    file: ReportFile
+    record: Path | None
+    show: Callable[[str], None]
+
+    def judge(self, case: Case) -> Verdict:
+        run = self.engine.run(case)
+        if self.record:
+            record(run, self.record, case)
+        verdict = judge(case, run, self.report.frontier_contract)
+        self.file.verdict(verdict)
+        self.show(case.name)
+        expected = self.report.expected
+        listed = expected.failures.get(case.name) if expected else None
+        if verdict.status == "failed" and listed:
+            print(f"expected FAIL {case.name}: {listed}")
+        elif verdict.status == "failed":
+            _print(f"FAIL {case.name}", verdict.lines())
+        elif listed and expected:
+            print(f"{verdict.status.upper()} {case.name}, listed in {expected.path} as failing ({listed}): "
+                  "remove it from the file if the fault is fixed")
+        return verdict
+
+
+def _session(engine: Engine, report: Report, path: Path, arguments: argparse.Namespace, total: int,
+             work: Callable[[_Session], None]) -> int | None:
+    """Run ``work`` with a report file at ``path`` (``ReportFile``), and end it whatever happens: the
+    engine closed (its process group killed), the summary written. Ctrl-C or SIGTERM end the work early,
+    with the verdicts so far; returns then the exit status for it (130, 143), else None."""
+    file = ReportFile(path, report)
+    session = _Session(engine, report, file, getattr(arguments, "record", None), _progress(arguments.progress, total))
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    stopped = None
+    try:
+        work(session)
+    except KeyboardInterrupt as interrupt:
+        report.interrupted = True
+        stopped = 128 + (signal.SIGTERM if isinstance(interrupt, _Interrupted) else signal.SIGINT)
+        print(f"\ninterrupted after {len(report.verdicts)} cases: the report holds every verdict so far",
+              file=sys.stderr)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+        engine.close()
+        report.escaped = list(getattr(engine, "escaped", ()))
+        file.close()
+    for escaped in report.escaped:
+        print(f"warning: the engine left a process outside its process group, killed apart: {escaped}",
+              file=sys.stderr)
+    return stopped
 
 
 def _print(head: str, lines: list[str]) -> None:

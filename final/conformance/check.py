@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,11 +22,15 @@ from .cases import Case, Message, allowed, file_name
 from .catalog import program_named
 from .drive import Run
 from .encoding import PlainVersion, encode, encode_version, sort_text
+from .expect import Expectations
 from .generate import answer, tags_of
 from .versions import Collection, accumulate, consolidate, join_closure, less_equal, sort_key
 
-SHRINK_BUDGET = 300
+SHRINK_RUNS = 300
 """Most engine runs spent shrinking one program's failing case."""
+SHRINK_SECONDS = 60.0
+"""Seconds spent shrinking one program's failing case (``--shrink-budget``), its candidates' answers from
+scratch included; then the smallest case found so far is reported as such."""
 
 
 @dataclass
@@ -251,34 +256,77 @@ def size(case: Case) -> int:
     return sum(len(message.data or ()) for message in case.messages)
 
 
-def shrink(case: Case, fails: Callable[[Case], bool], budget: int = SHRINK_BUDGET) -> Case:
+@dataclass
+class Shrunk:
+    """What shrinking a failing case found: the smallest failing ``case``, the engine ``runs`` and the
+    ``seconds`` it took, and why it ``stopped``: ``done`` (no single update can go), ``budget`` (its
+    seconds ran out), ``runs`` (``SHRINK_RUNS``) or ``interrupted`` (Ctrl-C). Unless ``done``, a smaller
+    failing case may exist."""
+
+    case: Case
+    runs: int = 0
+    seconds: float = 0.0
+    stopped: str = "done"
+
+    def to_json(self) -> dict:
+        return {"program": self.case.program, "updates": size(self.case), "runs": self.runs,
+                "seconds": round(self.seconds, 3), "stopped": self.stopped, "case": self.case.to_json()}
+
+
+def shrink(case: Case, fails: Callable[[Case], bool | None], seconds: float = SHRINK_SECONDS,
+           runs: int = SHRINK_RUNS, clock: Callable[[], float] = time.monotonic) -> Shrunk:
     """The smallest case found by removing updates from ``case`` while ``fails`` holds (ddmin-like:
     chunks of half the updates, then quarters, down to single updates), keeping the inputs physical.
 
     Each candidate gets its expected output recomputed (``generate.answer``:
-    final, checked against from scratch) before ``fails`` sees it.
+    final, checked against from scratch) before ``fails`` sees it. ``fails``
+    returns None when it cannot tell within the budget (an engine's answer
+    cut short by the time left, say): shrinking then stops there, as it does
+    once ``seconds`` have passed or ``runs`` candidates were run, and the
+    smallest failing case so far is the answer. Ctrl-C stops it the same way
+    (``stopped`` is ``interrupted``), for the caller to end the run.
     """
-    current = case
+    start = clock()
+    shrunk = Shrunk(case)
     chunk = max(1, size(case) // 2)
-    tries = 0
-    while tries < budget:
-        removed_any = False
-        start = 0
-        while start < size(current) and tries < budget:
-            candidate = without(current, set(range(start, start + chunk)))
-            if size(candidate) == 0 or not physical(candidate):
-                start += chunk
-                continue
-            candidate = answer(_renamed(candidate, current.name))
-            tries += 1
-            if fails(candidate):
-                current, removed_any = candidate, True
-            else:
-                start += chunk
-        if chunk == 1 and not removed_any:
-            break
-        chunk = max(1, chunk // 2)
-    return current
+    try:
+        while shrunk.stopped == "done":
+            removed_any = _shrink_pass(shrunk, chunk, fails, lambda: clock() - start >= seconds, runs)
+            if chunk == 1 and not removed_any:
+                break
+            chunk = max(1, chunk // 2)
+    except KeyboardInterrupt:
+        shrunk.stopped = "interrupted"
+    shrunk.seconds = clock() - start
+    return shrunk
+
+
+def _shrink_pass(shrunk: Shrunk, chunk: int, fails: Callable[[Case], bool | None], late: Callable[[], bool],
+                 runs: int) -> bool:
+    """One pass of ``shrink`` over ``shrunk.case`` in chunks of ``chunk`` updates, keeping each removal
+    after which the case still fails; returns whether it removed any. Sets ``shrunk.stopped`` when the
+    budget ends the pass."""
+    removed_any = False
+    start = 0
+    while start < size(shrunk.case):
+        candidate = without(shrunk.case, set(range(start, start + chunk)))
+        if size(candidate) == 0 or not physical(candidate):
+            start += chunk
+            continue
+        if shrunk.runs >= runs or late():
+            shrunk.stopped = "runs" if shrunk.runs >= runs else "budget"
+            return removed_any
+        candidate = answer(_renamed(candidate, shrunk.case.name))
+        shrunk.runs += 1
+        failed = fails(candidate)
+        if failed is None:
+            shrunk.stopped = "budget"
+            return removed_any
+        if failed:
+            shrunk.case, removed_any = candidate, True
+        else:
+            start += chunk
+    return removed_any
 
 
 def earned_tags(case: Case) -> tuple[str, ...]:
@@ -294,6 +342,8 @@ def _renamed(case: Case, name: str) -> Case:
 
 # -- the report ------------------------------------------------------------------------------------
 
+REPORT_FORMAT = "dd-conformance-report/1"
+
 
 @dataclass
 class Report:
@@ -301,7 +351,10 @@ class Report:
 
     ``label`` names the engine in the report (and its file name); ``case_set`` is the set's version and
     seed (``cases.case_set``), so a report says what it was judged on; ``frontier_contract`` says
-    whether the engine was held to it (``judge``) or it was waived.
+    whether the engine was held to it (``judge``) or it was waived; ``expected`` are the failures the
+    engine's CI knows of (``--expect``), against which ``new_failures`` and ``not_failing`` are told.
+    ``interrupted`` says the run was cut short (Ctrl-C), and ``escaped`` names processes the engine
+    started outside its process group (``CommandEngine.escaped``).
     """
 
     engine: str
@@ -310,15 +363,41 @@ class Report:
     frontier_contract: bool = True
     verdicts: list[Verdict] = field(default_factory=list)
     smallest: dict[str, Case] = field(default_factory=dict)
+    shrinking: dict[str, Shrunk] = field(default_factory=dict)
+    expected: Expectations | None = None
+    interrupted: bool = False
+    escaped: list[str] = field(default_factory=list)
 
     def counts(self) -> tuple[int, int, int]:
         statuses = [verdict.status for verdict in self.verdicts]
         return statuses.count("passed"), statuses.count("failed"), statuses.count("unsupported")
 
+    def new_failures(self) -> list[Verdict]:
+        """The failures ``expected`` does not list (every failure, without it)."""
+        return [v for v in self.verdicts if v.status == "failed" and (self.expected is None or
+                                                                      v.case not in self.expected.failures)]
+
+    def not_failing(self) -> list[Verdict]:
+        """The cases ``expected`` lists that ran and did not fail: a fixed fault still listed (or one the
+        engine now calls unsupported), which fails the run as pytest's ``xfail(strict=True)`` does."""
+        if self.expected is None:
+            return []
+        return [v for v in self.verdicts if v.status != "failed" and v.case in self.expected.failures]
+
+    def ok(self) -> bool:
+        """Whether the run is green: no failure but those expected, and no expected failure missing."""
+        return not self.new_failures() and not self.not_failing() and not self.interrupted
+
     def summary_line(self) -> str:
         passed, failed, unsupported = self.counts()
         waived = "" if self.frontier_contract else " (frontier contract waived)"
-        return f"{passed} passed, {failed} failed, {unsupported} unsupported{waived}"
+        line = f"{passed} passed, {failed} failed, {unsupported} unsupported{waived}"
+        if self.expected is not None:
+            line += (f"; against {self.expected.path}: {failed - len(self.new_failures())} failures expected, "
+                     f"{len(self.new_failures())} new, {len(self.not_failing())} listed but not failing")
+        if self.interrupted:
+            line += f"; interrupted after {len(self.verdicts)} cases"
+        return line
 
     def table(self) -> str:
         """A markdown table: per program, how many cases passed, failed and were unsupported."""
@@ -332,42 +411,160 @@ class Report:
         lines += [f"| {name:<{width}} | {p:>6} | {f:>6} | {u:>11} |" for name, (p, f, u) in sorted(rows.items())]
         return "\n".join(lines)
 
-    def to_json(self) -> dict:
+    def header(self) -> dict:
+        """The report's first line: what was judged, on what, and how."""
+        return {"report": REPORT_FORMAT, "engine": self.engine, "label": self.label or self.engine,
+                **self.case_set, "frontier_contract": "checked" if self.frontier_contract else "waived",
+                "expect": None if self.expected is None else str(self.expected.path)}
+
+    def verdict_json(self, verdict: Verdict) -> dict:
+        """A verdict's line; with ``--expect``, a listed case carries its reason as ``expected_failure``."""
+        value = verdict.to_json()
+        if self.expected is not None and verdict.case in self.expected.failures:
+            value["expected_failure"] = self.expected.failures[verdict.case]
+        return value
+
+    def summary(self) -> dict:
+        """The report's last line: the counts, and how the run ended."""
         passed, failed, unsupported = self.counts()
-        return {
-            "engine": self.engine, "label": self.label or self.engine, **self.case_set,
-            "frontier_contract": "checked" if self.frontier_contract else "waived",
-            "passed": passed, "failed": failed, "unsupported": unsupported,
-            "verdicts": [verdict.to_json() for verdict in self.verdicts],
-            "smallest_failing": {program: case.to_json() for program, case in sorted(self.smallest.items())},
-        }
+        value: dict[str, Any] = {"passed": passed, "failed": failed, "unsupported": unsupported,
+                                 "interrupted": self.interrupted, "ok": self.ok()}
+        if self.expected is not None:
+            value["new_failures"] = [v.case for v in self.new_failures()]
+            value["listed_but_not_failing"] = [v.case for v in self.not_failing()]
+        if self.escaped:
+            value["escaped"] = self.escaped
+        return value
+
+    def to_json(self) -> dict:
+        """The whole report as one JSON value, as ``read_report`` assembles a report file."""
+        return {**self.header(), **self.summary(), "complete": not self.interrupted,
+                "verdicts": [self.verdict_json(verdict) for verdict in self.verdicts],
+                "smallest_failing": {program: case.to_json() for program, case in sorted(self.smallest.items())},
+                "shrinking": {program: _shrink_facts(shrunk) for program, shrunk in sorted(self.shrinking.items())}}
 
 
-def smallest_failing(report: Report, cases: Sequence[Case], run: Callable[[Case], Run],
-                     progress: Callable[[str], None] | None = None) -> None:
-    """For each program with a failing case, shrink its failing case with the fewest updates into
-    ``report.smallest``. Only failures the engine shows again count: an error that does not repeat
-    (a timeout, say) is left unshrunk."""
+def _shrink_facts(shrunk: Shrunk) -> dict:
+    return {key: value for key, value in shrunk.to_json().items() if key != "case"}
+
+
+class ReportFile:
+    """A report written as it goes, one JSON line each: the ``header`` first, then a ``verdict`` per case
+    as it is judged, a ``smallest_failing`` per program as it is shrunk, and the ``summary`` last. Each
+    line is flushed when written, so a run cut short (killed, Ctrl-C, a crash) leaves every verdict so
+    far; ``read_report`` reads it back, saying whether it is ``complete``."""
+
+    def __init__(self, path: Path, report: Report) -> None:
+        self.path = Path(path)
+        self.report = report
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("w")
+        self._line({"header": report.header()})
+
+    def _line(self, value: dict) -> None:
+        self._file.write(json.dumps(value) + "\n")
+        self._file.flush()
+
+    def verdict(self, verdict: Verdict) -> None:
+        self.report.verdicts.append(verdict)
+        self._line({"verdict": self.report.verdict_json(verdict)})
+
+    def shrunk(self, shrunk: Shrunk) -> None:
+        self.report.smallest[shrunk.case.program] = shrunk.case
+        self.report.shrinking[shrunk.case.program] = shrunk
+        self._line({"smallest_failing": shrunk.to_json()})
+
+    def close(self) -> None:
+        """Write the summary line and close the file."""
+        self._line({"summary": self.report.summary()})
+        self._file.close()
+
+
+def read_report(path: Path) -> dict:
+    """A report file (``ReportFile``) as one JSON value: the header's fields, ``verdicts``,
+    ``smallest_failing`` (program -> case) and ``shrinking`` (program -> how it went), the summary's
+    counts, and ``complete``: whether the run ended by itself (a summary line, not interrupted). A report
+    killed before its summary has its counts
+    taken from the verdicts it holds."""
+    header: dict = {}
+    summary: dict | None = None
+    complete = True
+    verdicts, smallest, shrinking = [], {}, {}
+    for line in Path(path).read_text().splitlines():
+        if not line.strip():
+            continue
+        entry = json.loads(line)
+        if "header" in entry:
+            header = entry["header"]
+        elif "verdict" in entry:
+            verdicts.append(entry["verdict"])
+        elif "smallest_failing" in entry:
+            facts = entry["smallest_failing"]
+            smallest[facts["program"]] = facts["case"]
+            shrinking[facts["program"]] = {key: value for key, value in facts.items() if key != "case"}
+        elif "summary" in entry:
+            summary = entry["summary"]
+    if summary is None:
+        complete = False
+        statuses = [verdict["status"] for verdict in verdicts]
+        summary = {status: statuses.count(status) for status in ("passed", "failed", "unsupported")}
+    return {**header, **summary, "complete": complete and not summary.get("interrupted"), "verdicts": verdicts,
+            "smallest_failing": smallest, "shrinking": shrinking}
+
+
+def smallest_failing(report: Report, cases: Sequence[Case], run: Callable[[Case, float], Run | None],
+                     seconds: float = SHRINK_SECONDS, progress: Callable[[str], None] | None = None,
+                     shrunk: Callable[[Shrunk], None] | None = None) -> None:
+    """For each program with a new failing case (``Report.new_failures``), shrink its failing case with
+    the fewest updates into ``report.smallest``, spending at most ``seconds`` on each program.
+
+    ``run(case, left)`` runs a candidate with ``left`` seconds of the budget
+    to go, and gives None when the engine could not answer within them
+    (``CommandEngine.run``'s ``timeout``): a deadline failure is shrunk only
+    as far as the budget allows. Only failures the engine shows again count:
+    an error that does not repeat (a timeout, say) is left unshrunk.
+    ``shrunk`` is told of each result as it comes (``ReportFile.shrunk``); a
+    Ctrl-C while shrinking keeps the smallest case so far and is raised again.
+    """
     failing: dict[str, list[Case]] = {}
     by_name = {case.name: case for case in cases}
-    for verdict in report.verdicts:
-        if verdict.status == "failed":
-            failing.setdefault(verdict.program, []).append(by_name[verdict.case])
+    for verdict in report.new_failures():
+        failing.setdefault(verdict.program, []).append(by_name[verdict.case])
     for program, candidates in sorted(failing.items()):
         if progress:
             progress(program)
         smallest = min(candidates, key=lambda case: (size(case), case.name))
-        report.smallest[program] = shrink(
-            smallest, lambda case: judge(case, run(case), report.frontier_contract).status == "failed")
+        result = shrink_failure(report, smallest, run, seconds)
+        if shrunk:
+            shrunk(result)
+        else:
+            report.smallest[program], report.shrinking[program] = result.case, result
+        if result.stopped == "interrupted":
+            raise KeyboardInterrupt
+
+
+def shrink_failure(report: Report, case: Case, run: Callable[[Case, float], Run | None],
+                   seconds: float = SHRINK_SECONDS) -> Shrunk:
+    """``shrink`` a case the engine failed, within ``seconds``: each candidate is run by ``run(candidate,
+    left)`` with the ``left`` seconds of the budget (None: no answer within them, which ends the shrink)
+    and judged as ``report`` judges."""
+    deadline = time.monotonic() + seconds
+
+    def fails(candidate: Case) -> bool | None:
+        outcome = run(candidate, max(0.0, deadline - time.monotonic()))
+        return None if outcome is None else judge(candidate, outcome, report.frontier_contract).status == "failed"
+
+    return shrink(case, fails, seconds)
 
 
 def write_smallest(report: Report, directory: Path) -> list[Path]:
     """Each program's smallest failing case as a case file under ``directory``; returns the paths."""
-    paths = []
-    for case in report.smallest.values():
-        path = Path(directory) / file_name(case.name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(case.text())
-        paths.append(path)
-    return paths
+    return [write_case(case, directory) for case in report.smallest.values()]
 
+
+def write_case(case: Case, directory: Path) -> Path:
+    """``case`` as a case file under ``directory`` (``<program>/<name>.json``); returns its path."""
+    path = Path(directory) / file_name(case.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(case.text())
+    return path

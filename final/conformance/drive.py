@@ -69,7 +69,8 @@ class Run:
     with ``reason`` saying why for the last two. An engine in a child
     process that gave a case no closing line (it died, broke the protocol,
     or was stopped) leaves how it ended: ``exit_status`` (None when the
-    checker stopped it) and the last lines of its standard error, ``stderr``.
+    checker stopped it) and the last lines of its standard error, ``stderr``;
+    ``timed_out`` says the checker stopped it at the case's deadline.
     """
 
     status: str = "done"
@@ -77,6 +78,8 @@ class Run:
     events: list[tuple[str, list]] = field(default_factory=list)
     exit_status: int | None = None
     stderr: str = ""
+    timed_out: bool = False
+    """Whether the checker stopped the engine at the case's deadline (the shrinker's budget reads it)."""
 
     def events_of(self, output: Output = None) -> list[tuple[str, list]]:
         """The events of one output, as ``(kind, items)``."""

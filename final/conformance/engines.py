@@ -12,6 +12,7 @@ stages are plug-ins (``ladder:v3``, ``v3`` for short).
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -25,8 +26,9 @@ import sys
 import textwrap
 import threading
 import time
+import uuid
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -90,7 +92,7 @@ def case_lines(case: Case) -> Iterator[str]:
     yield json.dumps({"end": True})
 
 
-def read_answer(lines: Iterator[str], dimensions: int, outputs: tuple[str, ...] = ()) -> tuple[Run, bool]:
+def read_answer(lines: Iterable[str | bytes], dimensions: int, outputs: tuple[str, ...] = ()) -> tuple[Run, bool]:
     """An engine's answer to one case, up to and including its closing line, and whether it had one.
 
     ``dimensions`` is the case's: every version the engine writes must have
@@ -101,10 +103,19 @@ def read_answer(lines: Iterator[str], dimensions: int, outputs: tuple[str, ...] 
     not an integer, a version of the wrong shape, a record the encoding
     cannot carry, a missing or unknown output name) is an ``error`` run whose
     reason quotes the line: ``protocol: output line N '<line>': <what is
-    wrong>``.
+    wrong>``. Lines read as bytes must be UTF-8, as JSON text is: a line that
+    is not is such an error too, quoting its bytes (never read as U+FFFD and
+    judged as a wrong record).
     """
     run = Run()
-    for number, line in enumerate(lines, 1):
+    for number, raw in enumerate(lines, 1):
+        try:
+            line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError as problem:
+            bad = raw[problem.start:problem.end]
+            reason = (f"protocol: output line {number} {raw.strip()[:120]!r}: not UTF-8 (byte {bad.hex(' ')} at "
+                      f"offset {problem.start}); JSON text is UTF-8")
+            return Run(status="error", reason=reason), False
         if not line.strip():
             continue
         try:
@@ -218,14 +229,19 @@ class CommandEngine:
         self._process: subprocess.Popen | None = None
         self._channel: _Channel | None = None
         self._stderr: _Tail | None = None
+        self._token = uuid.uuid4().hex
+        self.escaped: list[str] = []
+        """Every process the engine started that had left its process group when the group was killed, as
+        ``pid N (session S): command``: each was found and killed apart (``leftovers``)."""
 
     def _start(self) -> _Channel:
         if self._process is not None and self._process.poll() is not None:
             self.close()  # it ended between cases: what it started goes with it, and a fresh one takes over
         if self._channel is None:
             try:
+                env = {**(os.environ if self.env is None else self.env), ENGINE_MARK: self._token}
                 self._process = subprocess.Popen(
-                    self.command, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    self.command, cwd=self.cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
                 )
             except OSError as error:
@@ -234,27 +250,33 @@ class CommandEngine:
             self._stderr = _Tail(self._process.stderr, echo=bool(os.environ.get("CONFORMANCE_ENGINE_STDERR")))
         return self._channel
 
-    def run(self, case: Case) -> Run:
+    def run(self, case: Case, timeout: float | None = None) -> Run:
         """The engine's answer to ``case``, or an ``error`` run saying why there is none.
 
-        The reason of a case that got no closing line ends with how the
-        engine ended (its exit status, or that it was stopped) and the last
-        lines of its standard error, which ``exit_status`` and ``stderr`` hold too.
+        ``timeout`` shortens the case's deadline below the engine's own (the
+        shrinker's budget does); a run stopped by a deadline says so in
+        ``timed_out``. The reason of a case that got no closing line ends
+        with how the engine ended (its exit status, or that it was stopped)
+        and the last lines of its standard error, which ``exit_status`` and
+        ``stderr`` hold too, and names any process it started that left its
+        process group and was killed apart (``escaped``).
         """
         channel = self._start()
         channel.send(case_lines(case))
+        limit = self.timeout if timeout is None else min(timeout, self.timeout)
         try:
-            run, closed = read_answer(channel.lines(self.timeout, self.max_lines, self.max_bytes), case.dimensions,
+            run, closed = read_answer(channel.lines(limit, self.max_lines, self.max_bytes), case.dimensions,
                                       case.outputs)
         except _Stopped as stopped:
-            run, closed = Run(status="error", reason=str(stopped)), False
+            run, closed = Run(status="error", reason=str(stopped), timed_out=stopped.deadline), False
         if closed:
             if not channel.sent_all():
                 self.close()  # it answered before reading the whole case, and would read the rest as the next
             return run
         # What it writes next may still belong to this case, so it is stopped and restarted.
+        known = len(self.escaped)
         run.exit_status, run.stderr = self._stop(EXIT_GRACE if channel.ended() else 0)
-        run.reason += _ending(run.exit_status, run.stderr)
+        run.reason += _ending(run.exit_status, run.stderr) + _escapes(self.escaped[known:])
         return run
 
     def _stop(self, grace: float) -> tuple[int | None, str]:
@@ -282,6 +304,7 @@ class CommandEngine:
         except ProcessLookupError:
             pass  # everything in the group has ended
         process.wait()
+        self.escaped += leftovers(self._token, process.pid)
         stderr.finish()
         for stream in (process.stdin, process.stdout):
             if stream is not None:
@@ -289,7 +312,12 @@ class CommandEngine:
 
 
 class _Stopped(Exception):
-    """The checker stopped reading an answer: the case's deadline passed, or its output went over a cap."""
+    """The checker stopped reading an answer: the case's deadline passed (``deadline``), or its output went
+    over a cap."""
+
+    def __init__(self, reason: str, deadline: bool = False) -> None:
+        super().__init__(reason)
+        self.deadline = deadline
 
 
 class _Channel:
@@ -329,9 +357,9 @@ class _Channel:
         """Whether the engine closed its standard output (most likely, it exited)."""
         return self._ended
 
-    def lines(self, timeout: float, max_lines: int, max_bytes: int) -> Iterator[str]:
-        """The engine's output lines as they come, until it closes its output, for at most ``timeout``
-        seconds, ``max_lines`` lines and ``max_bytes`` bytes.
+    def lines(self, timeout: float, max_lines: int, max_bytes: int) -> Iterator[bytes]:
+        """The engine's output lines as they come, as bytes (``read_answer`` decodes them), until it closes
+        its output, for at most ``timeout`` seconds, ``max_lines`` lines and ``max_bytes`` bytes.
 
         Raises:
             _Stopped: the deadline passed or a cap was exceeded, saying which and how to raise it.
@@ -340,16 +368,16 @@ class _Channel:
         count = size = 0
         while True:
             while self._lines:
-                yield self._lines.popleft().decode("utf-8", errors="replace")
+                yield self._lines.popleft()
             if self._ended:
                 if self._partial:
-                    yield self._partial.decode("utf-8", errors="replace")
+                    yield bytes(self._partial)
                     self._partial.clear()
                 return
             wait = deadline - time.monotonic()
             if wait <= 0:
                 raise _Stopped(f"no answer within {timeout:g} s (a case's deadline counts from its first line "
-                               "and output does not extend it; --timeout sets it)")
+                               "and output does not extend it; --timeout sets it)", deadline=True)
             for descriptor, _ in self._poller.poll(wait * 1000):
                 if descriptor == self._stdin:
                     self._write()
@@ -434,6 +462,49 @@ class _Tail:
         return "\n".join(kept.decode("utf-8", errors="replace").splitlines()[-STDERR_TAIL_LINES:])
 
 
+ENGINE_MARK = "DD_CONFORMANCE_ENGINE"
+"""The environment variable the checker sets, to a token of its own, for each engine it starts: whatever
+the engine starts inherits it, so a process that left the engine's process group is still known as the
+engine's (unless it cleared its environment)."""
+
+
+def leftovers(token: str, group: int) -> list[str]:
+    """Kill every process that carries ``token`` in its environment (``ENGINE_MARK``) but is not in the
+    process group ``group``: what an engine started and moved out of its group (``setsid``, ``setpgid``),
+    which killing the group missed. Returns each as ``pid N (session S): command``.
+
+    Where the platform has no ``/proc`` with environments (macOS, Windows) nothing is found: the README
+    says such a process escapes there.
+    """
+    mark = f"{ENGINE_MARK}={token}".encode()
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if mark not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:  # it ended meanwhile, or is not ours to read
+            continue
+        pid, process_group, session = int(entry.name), int(fields[2]), int(fields[3])
+        if pid == os.getpid() or process_group == group:
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            continue
+        found.append(f"pid {pid} (session {session}): {command[:80]}")
+    return found
+
+
+def _escapes(escaped: list[str]) -> str:
+    """What a failed case's reason says of the processes the engine's group had lost (``leftovers``)."""
+    if not escaped:
+        return ""
+    return (f"\n{len(escaped)} process(es) it started had left its process group, escaping the kill, and were "
+            "found by the checker's mark in their environment and killed: " + "; ".join(escaped))
+
+
 def _ending(status: int | None, stderr: str) -> str:
     """How an engine that gave a case no closing line ended, and what it last wrote to standard error."""
     if status is None:
@@ -495,7 +566,7 @@ class RecordedEngine:
         path = self.directory / f"{case.name}.jsonl"
         if not path.exists():
             return Run(status="error", reason=f"no recorded output ({path} is missing)")
-        return read_answer(iter(path.read_text().splitlines()), case.dimensions, case.outputs)[0]
+        return read_answer(path.read_bytes().splitlines(), case.dimensions, case.outputs)[0]
 
     def close(self) -> None:
         pass
@@ -512,15 +583,16 @@ def record(run: Run, directory: Path, case: Case) -> None:
 
 
 def d2ts_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
-                max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
+                max_bytes: int = MAX_OUTPUT_BYTES, arguments: Sequence[str] = ()) -> CommandEngine:
     """d2ts through its Node adapter, its pinned npm dependency installed on first use.
 
-    ``timeout``, ``max_lines`` and ``max_bytes`` are ``CommandEngine``'s deadline and output caps.
+    ``timeout``, ``max_lines`` and ``max_bytes`` are ``CommandEngine``'s deadline and output caps;
+    ``arguments`` go to the adapter (``--workarounds``, its REPORT says).
 
     Raises:
         EngineError: node or npm is missing, or the install fails.
     """
-    return _npm_engine("d2ts", D2TS, timeout, max_lines, max_bytes)
+    return _npm_engine("d2ts", D2TS, timeout, max_lines, max_bytes, arguments)
 
 
 @contextmanager
@@ -544,22 +616,41 @@ def _installing(folder: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _npm_engine(name: str, folder: Path, timeout: float, max_lines: int, max_bytes: int) -> CommandEngine:
-    """The Node adapter ``folder/adapter.mjs``, after ``npm ci`` in ``folder`` if ``@electric-sql/<name>`` is
-    not installed there yet."""
+def cache_folder() -> Path:
+    """Where the oracle installs what an adapter needs (npm packages; see ``_npm_engine``): a user cache
+    folder, never the package's own folder (site-packages, once installed). ``DD_CONFORMANCE_CACHE`` names
+    it; else ``$XDG_CACHE_HOME/dd-conformance``, else ``~/.cache/dd-conformance``."""
+    if os.environ.get("DD_CONFORMANCE_CACHE"):
+        return Path(os.environ["DD_CONFORMANCE_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dd-conformance"
+
+
+def _npm_engine(name: str, folder: Path, timeout: float, max_lines: int, max_bytes: int,
+                arguments: Sequence[str] = ()) -> CommandEngine:
+    """The Node adapter ``folder/adapter.mjs`` with ``arguments``, run from a folder of the user cache
+    (``cache_folder``) named by the pinned lock file's hash: ``npm ci`` installs ``@electric-sql/<name>``
+    there on first use, and the adapter is copied beside it (Node resolves a package from the importing
+    file's folder up), so nothing is written into the package's folder."""
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             raise EngineError(f"the {name} adapter needs {tool} on the PATH (Node.js 18 or newer)")
-    package = folder / "node_modules" / "@electric-sql" / name
-    with _installing(folder):
-        if not package.exists():
-            print(f"installing {name} (npm ci in final/conformance/{folder.name}) ...", file=sys.stderr)
-            result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True,
+    pins = [(folder / file).read_bytes() for file in ("package.json", "package-lock.json")]
+    place = cache_folder() / f"{name}-{hashlib.sha256(b''.join(pins)).hexdigest()[:16]}"
+    place.mkdir(parents=True, exist_ok=True)
+    with _installing(place):
+        if not (place / "node_modules" / "@electric-sql" / name).exists():
+            print(f"installing {name} (npm ci in {place}) ...", file=sys.stderr)
+            for file, pinned in zip(("package.json", "package-lock.json"), pins, strict=True):
+                (place / file).write_bytes(pinned)
+            result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=place, capture_output=True,
                                     text=True)
             if result.returncode != 0:
-                raise EngineError(f"npm ci in {folder} failed:\n{result.stderr[-2000:]}")
-    return CommandEngine(name, ["node", str(folder / "adapter.mjs")], timeout=timeout, max_lines=max_lines,
-                         max_bytes=max_bytes)
+                raise EngineError(f"npm ci in {place} failed:\n{result.stderr[-2000:]}")
+        adapter = (folder / "adapter.mjs").read_bytes()
+        if not (place / "adapter.mjs").exists() or (place / "adapter.mjs").read_bytes() != adapter:
+            (place / "adapter.mjs").write_bytes(adapter)
+    return CommandEngine(" ".join((name, *arguments)), ["node", str(place / "adapter.mjs"), *arguments],
+                         timeout=timeout, max_lines=max_lines, max_bytes=max_bytes)
 
 
 STAGES = ("v0", "v1", "v2", "v3", "v4", "v5")
@@ -633,13 +724,13 @@ def served(spec: str, timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUT
 
 
 def d2mini_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
-                  max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
+                  max_bytes: int = MAX_OUTPUT_BYTES, arguments: Sequence[str] = ()) -> CommandEngine:
     """d2mini through its Node adapter, its pinned npm dependency installed on first use, as d2ts's.
 
     Raises:
         EngineError: node or npm is missing, or the install fails.
     """
-    return _npm_engine("d2mini", D2MINI, timeout, max_lines, max_bytes)
+    return _npm_engine("d2mini", D2MINI, timeout, max_lines, max_bytes, arguments)
 
 
 def python312() -> str | None:
@@ -712,8 +803,8 @@ def pydbsp_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_
 
 def engine_named(name: str, timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
                  max_bytes: int = MAX_OUTPUT_BYTES) -> Engine:
-    """``final``, ``v0``..``v5``, ``module:factory``, ``d2ts``, ``d2mini``, ``pathway``, ``pydbsp``, or
-    ``cmd:<command line>``.
+    """``final``, ``v0``..``v5``, ``module:factory``, ``d2ts``, ``d2mini`` (either followed by its adapter's
+    arguments: ``d2mini --workarounds``), ``pathway``, ``pydbsp``, or ``cmd:<command line>``.
 
     ``timeout``, ``max_lines`` and ``max_bytes`` are the deadline per case and the output caps of
     the engines in a child process: all but final, which runs in this process.
@@ -726,10 +817,11 @@ def engine_named(name: str, timeout: float = DEFAULT_TIMEOUT, max_lines: int = M
     spec = plugin_spec(name)
     if spec is not None:
         return served(spec, timeout, max_lines, max_bytes)
-    if name == "d2ts":
-        return d2ts_engine(timeout, max_lines, max_bytes)
-    if name == "d2mini":
-        return d2mini_engine(timeout, max_lines, max_bytes)
+    peer, *arguments = name.split() or [""]
+    if peer == "d2ts":
+        return d2ts_engine(timeout, max_lines, max_bytes, arguments)
+    if peer == "d2mini":
+        return d2mini_engine(timeout, max_lines, max_bytes, arguments)
     if name == "pathway":
         return pathway_engine(timeout, max_lines, max_bytes)
     if name == "pydbsp":

@@ -30,7 +30,7 @@ from pathlib import Path
 from .cases import CASES, Case, case_set, load_all
 from .catalog import BY_NAME
 from .check import Verdict, judge
-from .engines import D2MINI, D2TS, PATHWAY, PYDBSP, STAGES, CommandEngine, Engine, d2mini_engine, engine_named
+from .engines import D2MINI, D2TS, PATHWAY, PYDBSP, STAGES, Engine, engine_named
 
 HERE = Path(__file__).resolve().parent
 README = HERE / "README.md"
@@ -64,7 +64,7 @@ def _pip_version(folder: Path, package: str) -> str:
 
 def _workarounds() -> Engine:
     """d2mini through its adapter with ``--workarounds`` (installed like ``--engine d2mini``)."""
-    return CommandEngine("d2mini --workarounds", [*d2mini_engine().command, "--workarounds"])
+    return engine_named("d2mini --workarounds")
 
 
 def engines() -> list[Judged]:
