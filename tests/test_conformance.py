@@ -176,7 +176,8 @@ def test_shrinking_keeps_a_failing_physical_case_with_fewer_updates() -> None:
 def test_a_shrunk_case_drops_frontier_messages_that_repeat_and_the_tags_it_no_longer_earns() -> None:
     documented = BY_NAME["geometric_series/doc-geometric_series"]
     assert {"document", "retractions"} <= set(documented.tags)
-    smallest = shrink(documented, lambda case: size(case) > 0 and all(m > 0 for h in case.histories() for *_, m in h)).case
+    grows = lambda case: size(case) > 0 and all(m > 0 for h in case.histories() for *_, m in h)  # noqa: E731
+    smallest = shrink(documented, grows).case
     assert size(smallest) == 1
     assert "document" not in smallest.tags and "retractions" not in smallest.tags
     assert smallest.tags == tags_of(catalog.BY_NAME["geometric_series"], 1, smallest.histories(), smallest.messages)
@@ -419,6 +420,61 @@ def test_check_prints_failures_a_table_the_smallest_cases_and_the_summary(tmp_pa
     assert report["failed"] == 2 and set(report["smallest_failing"]) == {"reachability", "explode"}
     assert report["complete"] and report["shrinking"]["reachability"]["stopped"] == "done"
     assert list((tmp_path / "r-shrunk").rglob("*.json"))
+
+
+def _expect(path: Path, failures: dict[str, str]) -> Path:
+    path.write_text(json.dumps({"format": "dd-conformance-expect/1", "engine": "drop", "expected_failures": failures}))
+    return path
+
+
+def test_expected_failures_keep_a_run_green_and_anything_else_turns_it_red(tmp_path: Path, capsys) -> None:
+    cases = tmp_path / "cases"
+    failing = ["reachability/doc-fraud_propagation", "explode/doc-explode_counts"]
+    passing = "concat/doc-concat_out_of_order"  # no retraction in its output: dropping one changes nothing
+    write([BY_NAME[name] for name in [*failing, passing]], cases, 1)
+    check = ["check", "--engine", "cmd:python -m tests.conformance_faults drop_retraction", "--cases", str(cases),
+             "--report", str(tmp_path / "r.jsonl")]
+
+    both = _expect(tmp_path / "both.json", {name: "drops a retraction (planted)" for name in failing})
+    assert main([*check, "--expect", str(both)]) == 0
+    out = capsys.readouterr().out
+    assert "expected FAIL reachability/doc-fraud_propagation: drops a retraction (planted)" in out
+    assert out.rstrip().splitlines()[-1].endswith("2 failures expected, 0 new, 0 listed but not failing")
+    assert "smallest failing case" not in out  # known faults are not shrunk again
+    assert read_report(tmp_path / "r.jsonl")["verdicts"][1]["expected_failure"] == "drops a retraction (planted)"
+
+    one = _expect(tmp_path / "one.json", {failing[0]: "drops a retraction (planted)"})
+    assert main([*check, "--expect", str(one)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL explode/doc-explode_counts\n" in out and "1 failures expected, 1 new, 0 listed but not failing" in out
+    assert set(read_report(tmp_path / "r.jsonl")["smallest_failing"]) == {"explode"}
+    assert read_report(tmp_path / "r.jsonl")["new_failures"] == ["explode/doc-explode_counts"]
+
+    stale = _expect(tmp_path / "stale.json", {**json.loads(both.read_text())["expected_failures"],
+                                              passing: "was fixed in 0.2"})
+    assert main([*check, "--expect", str(stale), "--no-shrink"]) == 1
+    out = capsys.readouterr().out
+    assert f"PASSED {passing}, listed in {stale} as failing (was fixed in 0.2): remove it" in out
+    assert read_report(tmp_path / "r.jsonl")["listed_but_not_failing"] == [passing]
+
+    written = tmp_path / "written.json"  # a run's failures, written as an engine's CI starts from them
+    assert main([*check, "--no-shrink", "--write-expect", str(written)]) == 1
+    assert sorted(json.loads(written.read_text())["expected_failures"]) == sorted(failing)
+    assert main([*check, "--expect", str(written)]) == 0
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{", "not JSON"),
+    ('{"expected_failures": {}}', '"format": "dd-conformance-expect/1"'),
+    ('{"format": "dd-conformance-expect/1", "expected_failures": ["join/random-00"]}', "an object of case names"),
+    ('{"format": "dd-conformance-expect/1", "expected_failures": {"random-00": "x"}}', "is not a case name"),
+    ('{"format": "dd-conformance-expect/1", "expected_failures": {"join/random-00": ""}}', "has no reason"),
+])
+def test_an_expectations_file_that_says_nothing_clear_is_refused(tmp_path: Path, capsys, text: str,
+                                                                 message: str) -> None:
+    (tmp_path / "e.json").write_text(text)
+    assert main(["check", "--engine", "final", "--program", "join", "--expect", str(tmp_path / "e.json")]) == 2
+    assert message in capsys.readouterr().err
 
 
 def test_a_report_names_its_engine_label_case_set_and_seed_and_is_filed_under_the_label(

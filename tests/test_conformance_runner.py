@@ -15,6 +15,8 @@ import json
 import os
 import resource
 import shlex
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +28,7 @@ from final.conformance.cases import CASES, load
 from final.conformance.check import judge, read_report
 from final.conformance.engines import PROTOCOL, CommandEngine, case_lines, read_answer
 
+ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 2.0
 SLACK = 3.0
 """Seconds a failing case may take beyond its deadline: stopping the engine, reading the last of its stderr."""
@@ -252,3 +255,113 @@ def test_what_an_engine_started_is_killed_when_the_run_ends(tmp_path: Path) -> N
         engine.close()
     assert _ends(child)
 
+
+
+def test_a_process_that_leaves_the_engines_group_is_found_reported_and_killed(tmp_path: Path) -> None:
+    # setsid puts the child in a session (and process group) of its own, which killing the engine's group misses.
+    engine = _engine(tmp_path, "import subprocess, sys, time\n"
+                               "child = subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
+                               "open(sys.argv[1] + '/child', 'w').write(str(child.pid))\ntime.sleep(600)\n")
+    try:
+        run = engine.run(CASE)
+        child = _pid(tmp_path / "child")
+        assert f"pid {child} (session {child}): sleep 600" in run.reason
+        assert "had left its process group" in run.reason
+        assert engine.escaped == [f"pid {child} (session {child}): sleep 600"]
+        assert _ends(child)
+    finally:
+        engine.close()
+
+
+def test_output_that_is_not_utf8_is_a_protocol_failure_quoting_the_bytes(tmp_path: Path) -> None:
+    engine = _engine(tmp_path, READ_THE_CASE + "import sys\n"
+                     "sys.stdout.buffer.write(b'{\"data\": [[\"\\xff\\xfe\", 0, 1]]}\\n')\n"
+                     "sys.stdout.flush()\nsys.stdin.read()\n")
+    try:
+        verdict = judge(CASE, engine.run(CASE))
+    finally:
+        engine.close()
+    assert verdict.status == "failed"
+    assert "protocol: output line 1 b'{\"data\": [[\"\\xff\\xfe\", 0, 1]]}': not UTF-8 (byte ff at offset 12)" in \
+        verdict.reason
+    assert "\ufffd" not in verdict.reason
+
+
+SLOW = READ_THE_CASE.replace("break", "break\nimport time\ntime.sleep(600)")
+"""An engine that reads a case and never answers: every case, and every candidate of a shrink, hits the deadline."""
+
+
+def test_a_slow_engines_shrink_stops_at_its_budget_and_reports_the_smallest_case_so_far(tmp_path: Path,
+                                                                                        capsys) -> None:
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW)
+    report = tmp_path / "slow.jsonl"
+    start = time.monotonic()
+    status = main(["check", "--engine", f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(script))}",
+                   "--cases", str(CASES / "concat" / "doc-concat_out_of_order.json"), "--timeout", "2",
+                   "--shrink-budget", "3", "--report", str(report)])
+    took = time.monotonic() - start
+    assert status == 1
+    # The case's own run (its 2 s deadline) and the shrink's budget of 3 s, with room for starting engines:
+    # without a budget every candidate would cost its 2 s deadline.
+    assert took < 2 + 3 + 2 * SLACK, took
+    written = read_report(report)
+    assert written["complete"] and written["failed"] == 1
+    facts = written["shrinking"]["concat"]
+    assert facts["stopped"] == "budget" and facts["seconds"] < 3 + SLACK
+    assert written["smallest_failing"]["concat"]["name"] == "concat/doc-concat_out_of_order-shrunk"
+    assert "the smallest found in the 3 s budget (--shrink-budget)" in capsys.readouterr().out
+
+
+def _checker(tmp_path: Path, engine_body: str, *arguments: str) -> subprocess.Popen:
+    """The checker run as a user runs it, in a process of its own, on an engine written to ``tmp_path``."""
+    script = tmp_path / "engine.py"
+    script.write_text(engine_body)
+    return subprocess.Popen([sys.executable, "-m", "final.conformance", "check", "--engine",
+                             f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(script))}", "--program", "distinct",
+                             "--timeout", "60", "--report", str(tmp_path / "report.jsonl"), *arguments],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _verdicts_written(report: Path, at_least: int, within: float = 60.0) -> None:
+    """Wait until ``report`` holds ``at_least`` verdict lines."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if report.exists() and report.read_text().count('{"verdict"') >= at_least:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{report} did not reach {at_least} verdicts in {within} s")
+
+
+# A served final that takes one case per second past its third: the run is stopped while it still goes.
+DAWDLING = (f"import sys, time\nsys.path.insert(0, {str(ROOT)!r})\n"
+            "from final.conformance.engines import serve\nfrom final.conformance.drive import FinalEngine\n"
+            "class Dawdling(FinalEngine):\n    count = 0\n    def run(self, case):\n        self.count += 1\n"
+            "        if self.count > 3:\n            time.sleep(1)\n        return super().run(case)\n"
+            "serve(Dawdling())\n")
+
+
+@pytest.mark.parametrize("stop, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_run_stopped_midway_ends_with_its_verdicts_so_far_and_a_summary(tmp_path: Path, stop: int,
+                                                                          status: int) -> None:
+    checker = _checker(tmp_path, DAWDLING)
+    _verdicts_written(tmp_path / "report.jsonl", 4)
+    checker.send_signal(stop)
+    out, err = checker.communicate(timeout=60)
+    assert checker.returncode == status, out + err
+    written = read_report(tmp_path / "report.jsonl")
+    assert not written["complete"] and written["interrupted"]
+    assert written["passed"] == len(written["verdicts"]) >= 4
+    assert out.rstrip().splitlines()[-1].endswith(f"interrupted after {len(written['verdicts'])} cases")
+    assert "the report holds every verdict so far" in err
+
+
+def test_a_run_killed_outright_leaves_every_verdict_written_before(tmp_path: Path) -> None:
+    checker = _checker(tmp_path, DAWDLING)
+    _verdicts_written(tmp_path / "report.jsonl", 4)
+    checker.kill()
+    checker.communicate(timeout=60)
+    written = read_report(tmp_path / "report.jsonl")
+    assert not written["complete"] and "interrupted" not in written
+    assert written["passed"] == len(written["verdicts"]) >= 4
+    assert written["label"] == "cmd" and written["verdicts"][0]["status"] == "passed"
