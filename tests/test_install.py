@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,25 @@ def test_an_installed_oracle_shrinks_a_failing_engine_without_a_clone(installed:
     smallest = report["smallest_failing"]["concat"]
     assert smallest["name"].endswith("-shrunk")
     assert sum(len(message.get("data", [])) for message in smallest["messages"]) <= 1
+
+
+def test_the_wheel_carries_the_licence_and_the_changelog(tmp_path: Path) -> None:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs git and a repository to clone")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
+                             str(tmp_path / "wheels"), str(clone)], capture_output=True, text=True, timeout=600,
+                            env=OUTSIDE)
+    assert result.returncode == 0, result.stderr[-3000:]
+    [wheel] = (tmp_path / "wheels").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        info = next(name.split("/")[0] for name in archive.namelist() if name.endswith(".dist-info/METADATA"))
+        metadata = archive.read(f"{info}/METADATA").decode()
+        licence = archive.read(f"{info}/licenses/LICENSE").decode()
+    assert "License-Expression: MIT" in metadata.splitlines() and "License-File: LICENSE" in metadata.splitlines()
+    assert licence == (ROOT / "LICENSE").read_text() and licence.startswith("MIT License")
+    assert "## Compatibility policy" in metadata  # the changelog follows the README in the long description
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    version = next(line for line in metadata.splitlines() if line.startswith("Version: ")).split(": ")[1]
+    assert f"## {version} " in changelog  # every released version has its entry

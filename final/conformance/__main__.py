@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import __version__
 from .cases import CASES, Case, CaseError, case_set, load, load_all
 from .catalog import PROGRAMS
 from .check import (
@@ -38,6 +39,7 @@ from .engines import (
     DEFAULT_TIMEOUT,
     MAX_OUTPUT_BYTES,
     MAX_OUTPUT_LINES,
+    PROTOCOL,
     STAGES,
     CommandEngine,
     Engine,
@@ -50,7 +52,7 @@ from .engines import (
 )
 from .expect import Expectations
 from .expect import write as write_expectations
-from .generate import DEFAULT_SEED, GenerationError, generate, write
+from .generate import CASE_SET, DEFAULT_SEED, GenerationError, generate, write
 
 REPORTS = Path("out") / "conformance"
 
@@ -63,6 +65,8 @@ def command() -> str:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog=command(), description=__doc__.split("\n\n")[0])
+    top.add_argument("--version", action="version",
+                     version=f"%(prog)s {__version__} (case set {CASE_SET}, protocol {PROTOCOL})")
     commands = top.add_subparsers(dest="command", required=True)
     make = commands.add_parser("generate", help="write a case set: the documents' examples and random histories")
     make.add_argument("--out", type=Path, default=CASES, help=f"where to write it (default: the committed {CASES})")
