@@ -33,6 +33,7 @@ from .engines import (
     serve,
     serving,
 )
+from .examples import ExampleError
 from .generate import DEFAULT_SEED, GenerationError, generate, write
 
 REPORTS = Path("out") / "conformance"
@@ -110,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments.command == "generate":
             return _generate(arguments)
         return _check(arguments)
-    except (CaseError, EngineError, GenerationError, FileExistsError) as error:
+    except (CaseError, EngineError, ExampleError, GenerationError, FileExistsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
