@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from final.conformance import __main__ as command_line
 from final.conformance import examples
 from final.conformance.cases import CASES
-from final.conformance.generate import example_cases
+from final.conformance.generate import default_out, example_cases
 
 
 def test_the_committed_examples_json_is_what_the_catalog_writes() -> None:
@@ -52,3 +53,12 @@ def test_an_examples_file_that_cannot_serve_is_refused_saying_how_to_write_it(tm
     with pytest.raises(examples.ExampleError, match="--write' in a clone") as error:
         examples.load(path)
     assert message in str(error.value)
+
+
+def test_generate_writes_the_committed_set_by_default_only_in_a_clone(monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys) -> None:
+    assert default_out() == CASES  # this checkout is a clone
+    monkeypatch.setattr(command_line, "default_out", lambda: None)  # as installed, in site-packages
+    assert command_line.main(["generate", "--seed", "7"]) == 2
+    error = capsys.readouterr().err
+    assert "pass --out DIR" in error and "not in a clone" in error

@@ -120,3 +120,23 @@ def test_an_installed_oracle_shrinks_a_failing_engine_without_a_clone(installed:
     smallest = report["smallest_failing"]["concat"]
     assert smallest["name"].endswith("-shrunk")
     assert sum(len(message.get("data", [])) for message in smallest["messages"]) <= 1
+
+
+def test_an_installed_oracle_generates_a_case_set_where_it_is_told(installed: Path, tmp_path: Path) -> None:
+    result = run(installed, "generate", "--out", "made", "--seed", "7", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    made, ours = tmp_path / "made", ROOT / "final/conformance/cases"
+    manifest = json.loads((made / "manifest.json").read_text())
+    committed_manifest = json.loads((ours / "manifest.json").read_text())
+    assert manifest["seed"] == 7
+    assert (manifest["cases"], manifest["programs"]) == (committed_manifest["cases"], committed_manifest["programs"])
+    # A case's name says its program and its family (doc-, random-, null-keys-, ...), whatever the seed.
+    assert sorted(path.relative_to(made) for path in made.rglob("*.json")) == sorted(
+        path.relative_to(ours) for path in ours.rglob("*.json"))
+
+
+def test_an_installed_oracle_will_not_generate_into_its_own_package(installed: Path, tmp_path: Path) -> None:
+    result = run(installed, "generate", "--seed", "7", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "pass --out DIR" in result.stderr and "dd-conformance generate --out" in result.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .cases import Case, Expected, Message, case_files, file_name
+from .cases import CASES, Case, Expected, Message, case_files, file_name
 from .catalog import PROGRAMS, Program, pair_of, pick, program_named
 from .drive import FinalEngine
 from .encoding import FALSE, TRUE, PlainVersion
@@ -423,6 +423,14 @@ def generate(seed: int = DEFAULT_SEED, progress: Callable[[str], None] | None = 
     if progress:
         progress("long-iterate")
     return cases
+
+
+def default_out() -> Path | None:
+    """Where ``generate`` writes when no ``--out`` is given: the committed case set, but only where the package
+    sits in a clone of the repository (a ``.git`` beside ``final/``), to be committed. Installed, the package
+    is in site-packages, where a case set written over the shipped one would be lost at the next install: None,
+    and ``--out`` is required."""
+    return CASES if (CASES.parents[2] / ".git").exists() else None
 
 
 def write(cases: Sequence[Case], out: Path, seed: int) -> Path:
