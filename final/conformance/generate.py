@@ -176,6 +176,8 @@ def make_case(
 
 LONG = 300
 """How many versions a ``long`` history spreads over."""
+GROW_ONLY = 0.3
+"""The share of random histories that only insert (the rest retract some of what they insert)."""
 
 
 def random_version(rng: random.Random, kind: str, at_least: PlainVersion | None = None) -> PlainVersion:
@@ -213,7 +215,7 @@ def random_cases(program: Program, seed: int, count: int = RANDOM_CASES) -> list
     for number in range(count):
         rng = random.Random(f"{seed}:{program.name}:{number}")
         kind = program.versions[number % len(program.versions)]
-        grow_only = rng.random() < 0.3
+        grow_only = rng.random() < GROW_ONLY
         histories = [random_history(rng, record, kind, grow_only) for record in program.records]
         cases.append(make_case(
             f"{program.name}/random-{number:02d}", program, histories,
