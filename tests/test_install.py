@@ -145,3 +145,23 @@ def test_the_wheel_carries_the_licence_and_the_changelog(tmp_path: Path) -> None
     changelog = (ROOT / "CHANGELOG.md").read_text()
     version = next(line for line in metadata.splitlines() if line.startswith("Version: ")).split(": ")[1]
     assert f"## {version} " in changelog  # every released version has its entry
+
+
+def test_an_installed_oracle_generates_a_case_set_where_it_is_told(installed: Path, tmp_path: Path) -> None:
+    result = run(installed, "generate", "--out", "made", "--seed", "7", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    made, ours = tmp_path / "made", ROOT / "final/conformance/cases"
+    manifest = json.loads((made / "manifest.json").read_text())
+    committed_manifest = json.loads((ours / "manifest.json").read_text())
+    assert manifest["seed"] == 7
+    assert (manifest["cases"], manifest["programs"]) == (committed_manifest["cases"], committed_manifest["programs"])
+    # A case's name says its program and its family (doc-, random-, null-keys-, ...), whatever the seed.
+    assert sorted(path.relative_to(made) for path in made.rglob("*.json")) == sorted(
+        path.relative_to(ours) for path in ours.rglob("*.json"))
+
+
+def test_an_installed_oracle_will_not_generate_into_its_own_package(installed: Path, tmp_path: Path) -> None:
+    result = run(installed, "generate", "--seed", "7", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "pass --out DIR" in result.stderr and "dd-conformance generate --out" in result.stderr
+    assert list(tmp_path.iterdir()) == []

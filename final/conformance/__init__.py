@@ -7,7 +7,10 @@
   version), read from JSON checked against ``schema.json``;
 - ``generate``: cases from the documents' examples and seeded random
   histories, final's answers checked against each program's plain-Python
-  definition from scratch;
+  definition from scratch; ``examples``: the documents' examples it makes
+  cases of, as package data (``examples.json``);
+- ``fuzz``: fresh random cases at run time, made and answered as
+  ``generate`` makes its random ones, for as long as they are asked for;
 - ``drive``: how a case runs on an engine written with this project's API
   (final here, the ladder's stages through the repository's ``ladder.py``),
   the one driver the test suite uses too;

@@ -50,9 +50,10 @@ from .engines import (
     serve,
     serving,
 )
+from .examples import ExampleError
 from .expect import Expectations
 from .expect import write as write_expectations
-from .generate import CASE_SET, DEFAULT_SEED, GenerationError, generate, write
+from .generate import CASE_SET, DEFAULT_SEED, GenerationError, default_out, generate, write
 
 REPORTS = Path("out") / "conformance"
 
@@ -69,7 +70,8 @@ def parser() -> argparse.ArgumentParser:
                      version=f"%(prog)s {__version__} (case set {CASE_SET}, protocol {PROTOCOL})")
     commands = top.add_subparsers(dest="command", required=True)
     make = commands.add_parser("generate", help="write a case set: the documents' examples and random histories")
-    make.add_argument("--out", type=Path, default=CASES, help=f"where to write it (default: the committed {CASES})")
+    make.add_argument("--out", type=Path, help="where to write it (default in a clone of the repository: the "
+                      "committed case set; required once installed)")
     make.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the random histories ({DEFAULT_SEED})")
     check = commands.add_parser("check", help="run an engine on a case set and report where it differs")
     engine = check.add_mutually_exclusive_group(required=True)
@@ -139,16 +141,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments.command == "generate":
             return _generate(arguments)
         return _check(arguments)
-    except (CaseError, EngineError, GenerationError, FileExistsError) as error:
+    except (CaseError, EngineError, ExampleError, GenerationError, FileExistsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
 
 def _generate(arguments: argparse.Namespace) -> int:
+    out = arguments.out or default_out()
+    if out is None:
+        print(f"error: generate needs --out DIR here: this package is installed, not in a clone of the repository, "
+              f"so there is no committed case set to rewrite; pass --out DIR (e.g. '{command()} generate --out "
+              "cases')", file=sys.stderr)
+        return 2
     show = _progress(None, len(PROGRAMS) + 1)
     cases = generate(arguments.seed, progress=show)
-    manifest = write(cases, arguments.out, arguments.seed)
-    print(f"{len(cases)} cases written under {arguments.out} (manifest: {manifest})")
+    manifest = write(cases, out, arguments.seed)
+    print(f"{len(cases)} cases written under {out} (manifest: {manifest})")
     return 0
 
 

@@ -18,13 +18,16 @@ import shutil
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .cases import Case, Expected, Message, case_files, file_name
+from .cases import CASES, Case, Expected, Message, case_files, file_name
 from .catalog import PROGRAMS, Program, pair_of, pick, program_named
 from .drive import FinalEngine
 from .encoding import FALSE, TRUE, PlainVersion
 from .versions import Collection, accumulate, consolidate, differences, join_closure, less_equal, sort_key
+
+if TYPE_CHECKING:
+    from .examples import DocumentedExample
 
 DEFAULT_SEED = 2026
 RANDOM_CASES = 10
@@ -173,6 +176,8 @@ def make_case(
 
 LONG = 300
 """How many versions a ``long`` history spreads over."""
+GROW_ONLY = 0.3
+"""The share of random histories that only insert (the rest retract some of what they insert)."""
 
 
 def random_version(rng: random.Random, kind: str, at_least: PlainVersion | None = None) -> PlainVersion:
@@ -210,7 +215,7 @@ def random_cases(program: Program, seed: int, count: int = RANDOM_CASES) -> list
     for number in range(count):
         rng = random.Random(f"{seed}:{program.name}:{number}")
         kind = program.versions[number % len(program.versions)]
-        grow_only = rng.random() < 0.3
+        grow_only = rng.random() < GROW_ONLY
         histories = [random_history(rng, record, kind, grow_only) for record in program.records]
         cases.append(make_case(
             f"{program.name}/random-{number:02d}", program, histories,
@@ -356,70 +361,31 @@ def long_iterate_cases() -> list[Case]:
 # -- the documents' examples ----------------------------------------------------------
 
 
-def _fares_row(record: tuple) -> tuple:
-    """004's example writes a group as (key, (("distinct_distances", n), ("max_fare", x), ("min_fare", y)));
-    the catalog's min_max_count_distinct writes (key, min, max, n)."""
-    key, ((_, distinct), (_, high), (_, low)) = record
-    return (key, low, high, distinct)
-
-
-EXAMPLE_PROGRAMS: dict[str, tuple[str, Callable[[Any], Any] | None]] = {
-    "difference_a_minus_b": ("difference", None),
-    "add_one_iterate": ("add_one_squares", None),
-    "plus_five_evens_graph": ("plus_five_evens", None),
-    "concat_out_of_order": ("concat", None),
-    "reduce_closed_versions_in_order": ("count_by_key", None),
-    "geometric_series": ("geometric_series", None),
-    "household_distinct": ("distinct", None),
-    "distinct_lengths": ("distinct_lengths", None),
-    "fraud_propagation": ("reachability", None),
-    "noop_body_converges": ("noop_loop", None),
-    "names_with_lengths": ("name_lengths", None),
-    "join_function_copies": ("timed_copies", None),
-    "explode_counts": ("explode", None),
-    "temporal_filter_window": ("temporal_window", None),
-    "fares_by_passengers": ("min_max_count_distinct", _fares_row),
-    "three_hops_shared_links": ("three_hops", None),
-    "enrichment_left_joins": ("enrichment", None),
-}
-"""Each documented example (by its name in the shared catalog) and the program that computes it, with a
-translation of the example's records where the catalog writes them differently."""
-
-
-def documented_examples() -> list:
-    """The documents' examples, from the one catalog the tests, the tour and the notebooks read.
-
-    Raises:
-        GenerationError: the repository's ``tests`` package is not importable (generate runs in a clone).
-    """
-    try:
-        from tests.catalog import EXAMPLES
-    except ImportError as error:
-        raise GenerationError(
-            f"generate reads the documents' examples from tests/catalog.py, which needs a clone of the "
-            f"repository on the path ({error}); run it from the repository's root"
-        ) from None
-    return EXAMPLES
-
-
 def example_cases() -> list[Case]:
     """One case per documented example, its messages in the document's order, its output checked against
-    what the document gives."""
-    examples = {example.name: example for example in documented_examples()}
-    unmapped = set(examples) - set(EXAMPLE_PROGRAMS)
-    if unmapped:
-        raise GenerationError(f"documented examples {sorted(unmapped)} have no program in EXAMPLE_PROGRAMS")
+    what the document gives. The examples are the package's ``examples.json`` (``examples``), in a clone as
+    installed.
+
+    Raises:
+        ExampleError: ``examples.json`` is missing or unreadable.
+        GenerationError: a case's output is not what its document gives.
+    """
+    # Imported here: the package imports this module, and 'python -m final.conformance.examples' would
+    # otherwise find examples already imported before it runs as the program.
+    from .examples import EXAMPLE_PROGRAMS, load
+
     cases = []
-    for name, (program_name, translate) in EXAMPLE_PROGRAMS.items():
-        example, program = examples[name], program_named(program_name)
-        case = make_case(f"{program_name}/doc-{name}", program, example.inputs, example.source,
+    for example in load():
+        program_name, translate = EXAMPLE_PROGRAMS[example.name]
+        program = program_named(program_name)
+        case = make_case(f"{program_name}/doc-{example.name}", program, example.inputs, example.source,
                          at=example.at or (), extra_tags=("document",))
         check_against_document(case, example, translate or (lambda record: record))
         cases.append(case)
     return cases
 
 
-def check_against_document(case: Case, example: Any, translate: Callable[[Any], Any]) -> None:
+def check_against_document(case: Case, example: DocumentedExample, translate: Callable[[Any], Any]) -> None:
     """Raises GenerationError where the case's output is not what the document gives."""
 
     def translated(collection: dict) -> dict:
@@ -459,6 +425,14 @@ def generate(seed: int = DEFAULT_SEED, progress: Callable[[str], None] | None = 
     if progress:
         progress("long-iterate")
     return cases
+
+
+def default_out() -> Path | None:
+    """Where ``generate`` writes when no ``--out`` is given: the committed case set, but only where the package
+    sits in a clone of the repository (a ``.git`` beside ``final/``), to be committed. Installed, the package
+    is in site-packages, where a case set written over the shipped one would be lost at the next install: None,
+    and ``--out`` is required."""
+    return CASES if (CASES.parents[2] / ".git").exists() else None
 
 
 def write(cases: Sequence[Case], out: Path, seed: int) -> Path:
