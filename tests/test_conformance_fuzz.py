@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
+from final.conformance.__main__ import main
 from final.conformance.cases import CaseError, file_name, load
 from final.conformance.catalog import BY_NAME, PROGRAMS
-from final.conformance.check import judge
+from final.conformance.check import judge, read_report
 from final.conformance.drive import FinalEngine
 from final.conformance.encoding import Boolean
 from final.conformance.fuzz import families_of, fuzz_cases, kinds_of
@@ -94,3 +96,47 @@ def test_a_planted_fault_is_caught_within_two_histories_per_program(fault: str) 
 def test_an_unknown_program_is_refused_at_once_naming_those_there_are() -> None:
     with pytest.raises(CaseError, match="no program 'joins' in the catalog: fuzz some of word_count, "):
         fuzz_cases(1, 1, ["join", "joins"])
+
+
+# -- the command line: dd-conformance fuzz -------------------------------------------------------------------
+
+FAULTY = f"cmd:{sys.executable} -m tests.conformance_faults drop_retraction"
+
+
+def test_fuzz_finds_shrinks_and_writes_failures_as_cases_an_engines_ci_can_keep(tmp_path: Path, capsys) -> None:
+    out, report = tmp_path / "found", tmp_path / "fuzz.jsonl"
+    status = main(["fuzz", "--engine", FAULTY, "--seed", "5", "--histories", "4", "--program", "count_by_key",
+                   "--program", "join", "--program", "distinct", "--failures", "2", "--out", str(out),
+                   "--report", str(report)])
+    printed = capsys.readouterr().out
+    assert status == 1
+    written = read_report(report)
+    assert written["seed"] == 5 and written["case_set"] == "fuzz" and written["complete"]
+    assert len(written["found"]) == 2  # --failures 2: the run stops at the second
+    assert written["failed"] == 2 and written["verdicts"][-1]["status"] == "failed"
+    files = sorted(out.rglob("*.json"))
+    assert [str(path) for path in files] == sorted(found["file"] for found in written["found"])
+    for path in files:
+        case = load(path)  # a case file like any other: checked against the schema and its own consistency
+        assert case.name.endswith("-shrunk") and f"shrunk from {case.name.removesuffix('-shrunk')}" == case.source
+        assert judge(case, FaultyEngine("drop_retraction").run(case)).status == "failed"
+        assert judge(case, FinalEngine().run(case)).status == "passed"
+        assert f"--label cmd --cases {path.resolve()}" in printed
+    # The folder is a case set the engine's CI can check as it is.
+    assert main(["check", "--engine", "final", "--cases", str(out), "--report", str(tmp_path / "kept.jsonl")]) == 0
+    assert main(["check", "--engine", FAULTY, "--cases", str(out), "--no-shrink",
+                 "--report", str(tmp_path / "kept.jsonl")]) == 1
+
+
+def test_fuzz_of_a_right_engine_is_green_and_says_its_seed(tmp_path: Path, capsys) -> None:
+    report = tmp_path / "fuzz.jsonl"
+    assert main(["fuzz", "--engine", "final", "--histories", "2", "--program", "reachability", "--program",
+                 "counts_and_keys", "--report", str(report), "--out", str(tmp_path / "none")]) == 0
+    seed = read_report(report)["seed"]
+    assert f"--seed {seed} draws the same histories" in capsys.readouterr().out
+    assert read_report(report)["passed"] == 4 and not (tmp_path / "none").exists()
+
+
+def test_fuzz_refuses_an_unknown_program_before_any_engine_runs(capsys) -> None:
+    assert main(["fuzz", "--engine", "cmd:false", "--program", "no_such_program"]) == 2
+    assert "no program 'no_such_program' in the catalog" in capsys.readouterr().err

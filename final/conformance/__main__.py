@@ -11,6 +11,8 @@ cases). ``generate`` writes a case set; ``programs`` prints the catalog;
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import re
 import shlex
 import signal
@@ -30,8 +32,10 @@ from .check import (
     Shrunk,
     Verdict,
     judge,
+    shrink_failure,
     size,
     smallest_failing,
+    write_case,
     write_smallest,
 )
 from .drive import Run
@@ -53,6 +57,7 @@ from .engines import (
 from .examples import ExampleError
 from .expect import Expectations
 from .expect import write as write_expectations
+from .fuzz import fuzz_cases
 from .generate import CASE_SET, DEFAULT_SEED, GenerationError, default_out, generate, write
 
 REPORTS = Path("out") / "conformance"
@@ -75,43 +80,70 @@ def parser() -> argparse.ArgumentParser:
     make.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the random histories ({DEFAULT_SEED})")
     check = commands.add_parser("check", help="run an engine on a case set and report where it differs")
     engine = check.add_mutually_exclusive_group(required=True)
-    engine.add_argument("--engine", help=f"final, {', '.join(STAGES)} (from a clone), module:factory (a Python "
-                        "plug-in), d2ts, d2mini, pathway, pydbsp, or cmd:<command line>")
+    engine.add_argument("--engine", help=ENGINE_HELP)
     engine.add_argument("--outputs", type=Path, help="read an engine's recorded outputs from DIR/<case>.jsonl")
     check.add_argument("--cases", type=Path, default=CASES, help="a case file or a directory of them (default: the "
                        "committed set)")
     check.add_argument("--program", action="append", default=[], help="only this program's cases (repeatable)")
-    check.add_argument("--label", help="the engine's name in the report and its file name (default: from --engine, "
-                       "e.g. d2ts, cmd)")
-    check.add_argument("--report", type=Path, help="the report, written as it goes: JSON lines, one per verdict, "
-                       f"the summary last (default {REPORTS}/<label>.jsonl)")
     check.add_argument("--record", type=Path, help="also write the engine's outputs to DIR/<case>.jsonl")
-    check.add_argument("--timeout", type=_positive(float), default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                       help="seconds an engine may take per case, from its first line to the closing line, however "
-                       f"much it writes ({DEFAULT_TIMEOUT:g})")
-    check.add_argument("--max-output-lines", type=_positive(int), default=MAX_OUTPUT_LINES, metavar="N",
-                       help=f"most lines an engine may write for one case ({MAX_OUTPUT_LINES:,})")
-    check.add_argument("--max-output-bytes", type=_positive(int), default=MAX_OUTPUT_BYTES, metavar="N",
-                       help=f"most bytes an engine may write for one case ({MAX_OUTPUT_BYTES:,})")
-    check.add_argument("--no-shrink", action="store_true", help="do not shrink failing cases")
-    check.add_argument("--shrink-budget", type=_positive(float), default=SHRINK_SECONDS, metavar="SECONDS",
-                       help="seconds spent shrinking each failing program's case; then the smallest found so far "
-                       f"is reported as such ({SHRINK_SECONDS:g})")
     check.add_argument("--expect", type=Path, metavar="FILE", help="expected failures (case name -> reason): the "
                        "run is green on them, red on a new failure or a listed case that does not fail")
     check.add_argument("--write-expect", type=Path, metavar="FILE", help="write this run's failures as an "
                        "expectations file for --expect (each reason the failure's first line: edit it into why)")
-    check.add_argument("--waive-frontier-contract", action="store_true",
-                       help="judge the output's data alone: an engine that sends no output frontier is not failed "
-                       "for it (the report says the contract was waived)")
-    check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                       help="a progress bar (default: when stderr is a terminal)")
+    _judging_options(check, f"{REPORTS}/<label>.jsonl")
+    fuzz = commands.add_parser("fuzz", help="judge an engine on fresh random histories, shrinking and writing each "
+                               "failure as a case file")
+    fuzz.add_argument("--engine", required=True, help=ENGINE_HELP)
+    fuzz.add_argument("--program", action="append", default=[], help="only this program (repeatable; default: all)")
+    fuzz.add_argument("--seed", type=int, help="seed of the histories (default: a new one, printed, so that a run "
+                      "can be made again)")
+    fuzz.add_argument("--histories", type=_positive(int), default=FUZZ_HISTORIES, metavar="N",
+                      help=f"histories per program ({FUZZ_HISTORIES})")
+    fuzz.add_argument("--failures", type=_positive(int), default=FUZZ_FAILURES, metavar="K",
+                      help=f"stop after K failures with cases of their own ({FUZZ_FAILURES})")
+    fuzz.add_argument("--out", type=Path, help=f"where each failure's shrunk case is written (default "
+                      f"{REPORTS}/fuzz-<label>/): a case set the engine's CI can keep and check")
+    _judging_options(fuzz, f"{REPORTS}/fuzz-<label>.jsonl")
     programs = commands.add_parser("programs", help="print the catalog of programs")
     programs.add_argument("--markdown", action="store_true", help="as the README's catalog section")
     answer = commands.add_parser("serve", help="answer the protocol on stdin/stdout with final, a stage or a Python "
                                  "plug-in")
     answer.add_argument("--engine", required=True, help=f"final, {', '.join(STAGES)}, or module:factory")
     return top
+
+
+ENGINE_HELP = (f"final, {', '.join(STAGES)} (from a clone), module:factory (a Python plug-in), d2ts, d2mini, "
+               "pathway, pydbsp, or cmd:<command line>")
+FUZZ_HISTORIES = 20
+"""Fresh histories per program a ``fuzz`` run judges by default: 520 cases over the catalog, a minute or two
+for a quick engine."""
+FUZZ_FAILURES = 5
+"""Failures after which a ``fuzz`` run stops by default: each is shrunk within its budget and written."""
+
+
+def _judging_options(command_parser: argparse.ArgumentParser, report: str) -> None:
+    """The options ``check`` and ``fuzz`` share: the label and report, the engine's deadline and caps,
+    shrinking, the frontier contract, the progress bar."""
+    command_parser.add_argument("--label", help="the engine's name in the report and its file name (default: from "
+                                "--engine, e.g. d2ts, cmd)")
+    command_parser.add_argument("--report", type=Path, help="the report, written as it goes: JSON lines, one per "
+                                f"verdict, the summary last (default {report})")
+    command_parser.add_argument("--timeout", type=_positive(float), default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                                help="seconds an engine may take per case, from its first line to the closing line, "
+                                f"however much it writes ({DEFAULT_TIMEOUT:g})")
+    command_parser.add_argument("--max-output-lines", type=_positive(int), default=MAX_OUTPUT_LINES, metavar="N",
+                                help=f"most lines an engine may write for one case ({MAX_OUTPUT_LINES:,})")
+    command_parser.add_argument("--max-output-bytes", type=_positive(int), default=MAX_OUTPUT_BYTES, metavar="N",
+                                help=f"most bytes an engine may write for one case ({MAX_OUTPUT_BYTES:,})")
+    command_parser.add_argument("--no-shrink", action="store_true", help="do not shrink failing cases")
+    command_parser.add_argument("--shrink-budget", type=_positive(float), default=SHRINK_SECONDS, metavar="SECONDS",
+                                help="seconds spent shrinking each failing case; then the smallest found so far is "
+                                f"reported as such ({SHRINK_SECONDS:g})")
+    command_parser.add_argument("--waive-frontier-contract", action="store_true",
+                                help="judge the output's data alone: an engine that sends no output frontier is not "
+                                "failed for it (the report says the contract was waived)")
+    command_parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                                help="a progress bar (default: when stderr is a terminal)")
 
 
 def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
@@ -140,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if arguments.command == "generate":
             return _generate(arguments)
+        if arguments.command == "fuzz":
+            return _fuzz(arguments)
         return _check(arguments)
     except (CaseError, EngineError, ExampleError, GenerationError, FileExistsError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -208,6 +242,53 @@ def _check(arguments: argparse.Namespace) -> int:
     return stopped or (0 if report.ok() else 1)
 
 
+def _fuzz(arguments: argparse.Namespace) -> int:
+    seed = random.SystemRandom().randrange(1_000_000) if arguments.seed is None else arguments.seed
+    cases = fuzz_cases(seed, arguments.histories, arguments.program)
+    engine = engine_named(arguments.engine, arguments.timeout, arguments.max_output_lines, arguments.max_output_bytes)
+    label = _label(arguments)
+    report = Report(engine.name, label, {"case_set": "fuzz", "seed": seed}, not arguments.waive_frontier_contract)
+    path = arguments.report or REPORTS / f"fuzz-{label}.jsonl"
+    out = arguments.out or REPORTS / f"fuzz-{label}"
+    count = arguments.histories * len(set(arguments.program) or PROGRAMS)
+    print(f"fuzz: seed {seed}, {arguments.histories} histories per program ({count} cases at most)", file=sys.stderr)
+    found: list[tuple[Path, Shrunk]] = []
+
+    def work(session: _Session) -> None:
+        seen: set[str] = set()
+        for case in cases:
+            if session.judge(case).status != "failed":
+                continue
+            if arguments.no_shrink:
+                shrunk = Shrunk(case, stopped="not shrunk")
+            else:
+                print(f"shrinking {case.name} ...", file=sys.stderr)
+                shrunk = shrink_failure(report, case, _attempt(engine), arguments.shrink_budget)
+            history = json.dumps([message.to_json() for message in shrunk.case.messages])
+            if f"{shrunk.case.program}:{history}" not in seen:  # two failures shrunk to one history: one file
+                seen.add(f"{shrunk.case.program}:{history}")
+                written = write_case(shrunk.case, out)
+                session.file.found(shrunk, written)
+                found.append((written, shrunk))
+            if shrunk.stopped == "interrupted":
+                raise KeyboardInterrupt
+            if len(found) >= arguments.failures:
+                print(f"fuzz: stopping after {len(found)} failures (--failures)", file=sys.stderr)
+                return
+
+    stopped = _session(engine, report, path, arguments, count, work)
+    print()
+    print(report.table())
+    if found:
+        print(f"\nfailures, each shrunk and written as a case (under {out}; check --cases {out} runs them all):")
+        for written, shrunk in found:
+            print(f"  {shrunk.case.program}: {size(shrunk.case)} updates{_how_shrunk(shrunk)} — "
+                  f"{_rerun(arguments, label, written)}")
+    print(f"report: {path} (engine {label}, fuzz seed {seed}; --seed {seed} draws the same histories)")
+    print(report.summary_line())
+    return stopped or (0 if report.ok() else 1)
+
+
 def _label(arguments: argparse.Namespace) -> str:
     """The engine's label: ``--label``, else its name before any ``:`` (``outputs`` for recorded outputs),
     in characters a file name can hold."""
@@ -224,7 +305,8 @@ def _rerun(arguments: argparse.Namespace, label: str, case_file: Path) -> str:
 
 def _how_shrunk(shrunk: Shrunk) -> str:
     """What a printed shrink result adds when it is not the end of shrinking: why it stopped."""
-    why = {"done": "", "budget": f", the smallest found in the {shrunk.seconds:.0f} s budget (--shrink-budget)",
+    why = {"done": "", "not shrunk": " (--no-shrink)",
+           "budget": f", the smallest found in the {shrunk.seconds:.0f} s budget (--shrink-budget)",
            "runs": f", the smallest found in {shrunk.runs} runs",
            "interrupted": ", the smallest found when interrupted"}
     return why[shrunk.stopped]

@@ -260,8 +260,8 @@ def size(case: Case) -> int:
 class Shrunk:
     """What shrinking a failing case found: the smallest failing ``case``, the engine ``runs`` and the
     ``seconds`` it took, and why it ``stopped``: ``done`` (no single update can go), ``budget`` (its
-    seconds ran out), ``runs`` (``SHRINK_RUNS``) or ``interrupted`` (Ctrl-C). Unless ``done``, a smaller
-    failing case may exist."""
+    seconds ran out), ``runs`` (``SHRINK_RUNS``), ``interrupted`` (Ctrl-C), or ``not shrunk`` (not tried).
+    Unless ``done``, a smaller failing case may exist."""
 
     case: Case
     runs: int = 0
@@ -474,6 +474,10 @@ class ReportFile:
         self.report.shrinking[shrunk.case.program] = shrunk
         self._line({"smallest_failing": shrunk.to_json()})
 
+    def found(self, shrunk: Shrunk, path: Path) -> None:
+        """A failure ``fuzz`` found, shrunk and wrote as a case file at ``path``."""
+        self._line({"found": {**shrunk.to_json(), "file": str(path)}})
+
     def close(self) -> None:
         """Write the summary line and close the file."""
         self._line({"summary": self.report.summary()})
@@ -482,14 +486,15 @@ class ReportFile:
 
 def read_report(path: Path) -> dict:
     """A report file (``ReportFile``) as one JSON value: the header's fields, ``verdicts``,
-    ``smallest_failing`` (program -> case) and ``shrinking`` (program -> how it went), the summary's
+    ``smallest_failing`` (program -> case) and ``shrinking`` (program -> how it went), ``found`` (the
+    failures a ``fuzz`` run wrote as case files, each with its ``file`` and shrunk ``case``), the summary's
     counts, and ``complete``: whether the run ended by itself (a summary line, not interrupted). A report
     killed before its summary has its counts
     taken from the verdicts it holds."""
     header: dict = {}
     summary: dict | None = None
     complete = True
-    verdicts, smallest, shrinking = [], {}, {}
+    verdicts, smallest, shrinking, found = [], {}, {}, []
     for line in Path(path).read_text().splitlines():
         if not line.strip():
             continue
@@ -502,6 +507,8 @@ def read_report(path: Path) -> dict:
             facts = entry["smallest_failing"]
             smallest[facts["program"]] = facts["case"]
             shrinking[facts["program"]] = {key: value for key, value in facts.items() if key != "case"}
+        elif "found" in entry:
+            found.append(entry["found"])
         elif "summary" in entry:
             summary = entry["summary"]
     if summary is None:
@@ -509,7 +516,7 @@ def read_report(path: Path) -> dict:
         statuses = [verdict["status"] for verdict in verdicts]
         summary = {status: statuses.count(status) for status in ("passed", "failed", "unsupported")}
     return {**header, **summary, "complete": complete and not summary.get("interrupted"), "verdicts": verdicts,
-            "smallest_failing": smallest, "shrinking": shrinking}
+            "smallest_failing": smallest, "shrinking": shrinking, "found": found}
 
 
 def smallest_failing(report: Report, cases: Sequence[Case], run: Callable[[Case, float], Run | None],
