@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from final.conformance.catalog import PROGRAMS
 from final.conformance.check import read_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,3 +166,18 @@ def test_an_installed_oracle_will_not_generate_into_its_own_package(installed: P
     assert result.returncode == 2
     assert "pass --out DIR" in result.stderr and "dd-conformance generate --out" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_installed_oracle_fuzzes_and_takes_an_engines_expected_failures(installed: Path, tmp_path: Path) -> None:
+    fuzzed = run(installed, "fuzz", "--engine", "final", "--histories", "1", "--seed", "3", cwd=tmp_path)
+    assert fuzzed.returncode == 0, fuzzed.stdout + fuzzed.stderr
+    assert fuzzed.stdout.rstrip().endswith(f"{len(PROGRAMS)} passed, 0 failed, 0 unsupported")
+    silent = tmp_path / "silent.py"  # answers every case with no output, not even a frontier: every case fails
+    silent.write_text("import json, sys\nfor line in sys.stdin:\n    if 'end' in json.loads(line):\n"
+                      "        print(json.dumps({'done': True}), flush=True)\n")
+    check = ["check", "--engine", f"cmd:{sys.executable} {silent}", "--program", "join", "--no-shrink"]
+    first = run(installed, *check, "--write-expect", "known.json", cwd=tmp_path)
+    assert first.returncode == 1 and (tmp_path / "known.json").exists()
+    known = run(installed, *check, "--expect", "known.json", cwd=tmp_path)
+    assert known.returncode == 0, known.stdout + known.stderr
+    assert known.stdout.rstrip().endswith(f"{committed('join')} failures expected, 0 new, 0 listed but not failing")
