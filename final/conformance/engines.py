@@ -617,9 +617,10 @@ def _installing(folder: Path) -> Iterator[None]:
 
 
 def cache_folder() -> Path:
-    """Where the oracle installs what an adapter needs (npm packages; see ``_npm_engine``): a user cache
-    folder, never the package's own folder (site-packages, once installed). ``DD_CONFORMANCE_CACHE`` names
-    it; else ``$XDG_CACHE_HOME/dd-conformance``, else ``~/.cache/dd-conformance``."""
+    """Where the oracle installs what an adapter needs (npm packages, ``_npm_engine``; venvs,
+    ``venv_engine``): a user cache folder, never the package's own folder (site-packages, once installed).
+    ``DD_CONFORMANCE_CACHE`` names it; else ``$XDG_CACHE_HOME/dd-conformance``, else
+    ``~/.cache/dd-conformance``."""
     if os.environ.get("DD_CONFORMANCE_CACHE"):
         return Path(os.environ["DD_CONFORMANCE_CACHE"])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dd-conformance"
@@ -754,36 +755,38 @@ def python312() -> str | None:
 
 def venv_engine(name: str, folder: Path, timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
                 max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
-    """A Python adapter (``folder/adapter.py``) run by a venv of its own (``folder/.venv``, Python >= 3.12),
-    made on first use from the pinned ``folder/requirements.txt``, and made again when that file changes.
+    """A Python adapter (``folder/adapter.py``) run by a venv of its own (Python >= 3.12), made on first use
+    from the pinned ``folder/requirements.txt`` in the user cache (``cache_folder``), in a folder named by
+    that file's hash: new pins make a new venv, and nothing is written into the package's folder.
 
     Raises:
         EngineError: no Python 3.12 or newer, or making the venv or installing into it fails.
     """
-    venv = folder / ".venv"
+    wanted = (folder / "requirements.txt").read_bytes()
+    place = cache_folder() / f"{name}-{hashlib.sha256(wanted).hexdigest()[:16]}"
+    venv, marker = place / ".venv", place / "installed-requirements.txt"
     python = venv / "bin" / "python"
-    marker = venv / "installed-requirements.txt"
-    wanted = (folder / "requirements.txt").read_text()
-    with _installing(folder):
-        if not (python.exists() and marker.exists() and marker.read_text() == wanted):
+    place.mkdir(parents=True, exist_ok=True)
+    with _installing(place):
+        if not (python.exists() and marker.exists() and marker.read_bytes() == wanted):
             interpreter = python312()
             if interpreter is None:
                 raise EngineError(f"the {name} adapter needs Python 3.12 or newer, and none was found (pyenv "
                                   "install 3.12, or put python3.12 on the PATH)")
-            print(f"installing {name} (a venv in {folder} made with {interpreter}) ...", file=sys.stderr)
+            print(f"installing {name} (a venv in {place} made with {interpreter}) ...", file=sys.stderr)
             for step in ([interpreter, "-m", "venv", "--clear", str(venv)],
                          [str(python), "-m", "pip", "install", "-q", "-r", str(folder / "requirements.txt")]):
                 result = subprocess.run(step, capture_output=True, text=True)
                 if result.returncode != 0:
                     raise EngineError(f"{shlex.join(step)} failed:\n{(result.stdout + result.stderr)[-2000:]}")
-            marker.write_text(wanted)
+            marker.write_bytes(wanted)
     return CommandEngine(name, [str(python), str(folder / "adapter.py")], timeout=timeout, max_lines=max_lines,
                          max_bytes=max_bytes)
 
 
 def pathway_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
                    max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
-    """pathway through its Python adapter, in ``pathway/.venv`` (about 1.5 GB) made on first use.
+    """pathway through its Python adapter, in a venv (about 1.5 GB) made on first use (``venv_engine``).
 
     Raises:
         EngineError: as ``venv_engine``.
@@ -793,7 +796,7 @@ def pathway_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT
 
 def pydbsp_engine(timeout: float = DEFAULT_TIMEOUT, max_lines: int = MAX_OUTPUT_LINES,
                   max_bytes: int = MAX_OUTPUT_BYTES) -> CommandEngine:
-    """pydbsp through its Python adapter, in ``pydbsp/.venv`` made on first use.
+    """pydbsp through its Python adapter, in a venv made on first use (``venv_engine``).
 
     Raises:
         EngineError: as ``venv_engine``.
