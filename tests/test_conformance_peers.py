@@ -190,3 +190,23 @@ def test_the_readme_table_of_engines_and_each_report_match_a_run() -> None:
     failing = [verdict for verdict in results["d2mini --workarounds"] if verdict.status == "failed"]
     assert [verdict.case for verdict in failing] == ["count_by_key/large-integers-00"]
     assert (-(2**53) - 1, 1) in failing[0].mismatches[0].missing
+
+
+@pytest.mark.slow
+def test_npm_installs_go_to_the_user_cache_and_never_into_the_package(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    if not has_node():
+        pytest.skip("d2mini's adapter needs node and npm")
+    before = sorted(path.name for path in D2MINI.iterdir())
+    monkeypatch.setenv("DD_CONFORMANCE_CACHE", str(tmp_path))
+    engine = d2mini_engine(timeout=60)
+    try:
+        [place] = tmp_path.iterdir()  # one folder, named by the pinned lock's hash
+        assert place.name.startswith("d2mini-") and (place / "node_modules" / "@electric-sql" / "d2mini").is_dir()
+        assert engine.command[1] == str(place / "adapter.mjs")
+        assert (place / "adapter.mjs").read_bytes() == (D2MINI / "adapter.mjs").read_bytes()
+        case = next(case for case in COMMITTED if case.program == "concat")
+        assert judge(case, engine.run(case)).status == "passed"
+    finally:
+        engine.close()
+    assert sorted(path.name for path in D2MINI.iterdir()) == before
