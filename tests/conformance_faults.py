@@ -106,9 +106,10 @@ class MergingEngine:
     an engine does that reads JSON's ``true`` as a bool of a language in
     which it equals ``1`` (pydbsp's Z-sets, its REPORT's D1). Its output is
     consolidated at each version in such a dict too, as such an engine's
-    collections are, and the bools in it are written back as ``TRUE`` and
-    ``FALSE``. With ``merged`` empty nothing is merged, and the engine is as
-    right as final.
+    collections are (concat, difference and explode file nothing in final,
+    so there the merge shows only in the output), and the bools in it are
+    written back as ``TRUE`` and ``FALSE``. With ``merged`` empty nothing is
+    merged, and the engine is as right as final.
     """
 
     def __init__(self, merged: tuple[Boolean, ...]) -> None:
