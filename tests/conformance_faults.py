@@ -1,19 +1,23 @@
 """Engines with planted faults, for testing that the conformance checker catches them.
 
 Each wraps final's adapter and spoils its output in one way a real engine
-might: dropping a retraction, emitting at the wrong version, counting twice.
-Run as a program (``python -m tests.conformance_faults drop_retraction``) it
+might: dropping a retraction, emitting at the wrong version, counting twice;
+``MergingEngine`` spoils its input instead, the way an engine that reads
+JSON's booleans as Python's bool does. Run as a program (``python -m tests.conformance_faults drop_retraction``) it
 speaks the protocol, so the checker's subprocess path is tested too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 from final.conformance.cases import Case
 from final.conformance.drive import FinalEngine, Run
+from final.conformance.encoding import Boolean
 from final.conformance.engines import serve
+from final.conformance.versions import consolidate
 
 Updates = list[tuple]
 
@@ -73,6 +77,60 @@ class FaultyEngine:
             if self.fault is not no_frontiers:
                 faulty.add("frontier", [], output)
         return faulty
+
+    def close(self) -> None:
+        pass
+
+
+def as_bool(merged: tuple[Boolean, ...], record: Hashable) -> Hashable:
+    """``record`` with the booleans of ``merged`` (``TRUE``, ``FALSE``), at any depth of tuples, as Python's
+    bool."""
+    if isinstance(record, tuple):
+        return tuple(as_bool(merged, item) for item in record)
+    return record.value if isinstance(record, Boolean) and record in merged else record
+
+
+def as_boolean(record: Hashable) -> Hashable:
+    """``record`` with Python's bools, at any depth of tuples, written back as ``TRUE`` and ``FALSE``."""
+    if isinstance(record, tuple):
+        return tuple(as_boolean(item) for item in record)
+    return Boolean(record) if isinstance(record, bool) else record
+
+
+class MergingEngine:
+    """final fed JSON's booleans (those of ``merged``) as Python's bool, which Python's dicts take for its
+    integer (``True`` for ``1``, ``False`` for ``0``: they are equal and hash alike, and a dict keeps
+    whichever came first).
+
+    So final merges the two wherever it files records or keys by value, as
+    an engine does that reads JSON's ``true`` as a bool of a language in
+    which it equals ``1`` (pydbsp's Z-sets, its REPORT's D1). Its output is
+    consolidated at each version in such a dict too, as such an engine's
+    collections are (concat, difference and explode file nothing in final,
+    so there the merge shows only in the output), and the bools in it are
+    written back as ``TRUE`` and ``FALSE``. With ``merged`` empty nothing is
+    merged, and the engine is as right as final.
+    """
+
+    def __init__(self, merged: tuple[Boolean, ...]) -> None:
+        self.name = "final merging " + (" and ".join(map(repr, merged)) or "nothing")
+        self.merged = merged
+        self.final = FinalEngine()
+
+    def run(self, case: Case) -> Run:
+        messages = tuple(message if message.data is None else dataclasses.replace(
+            message, data=tuple((as_bool(self.merged, record), version, m) for record, version, m in message.data),
+        ) for message in case.messages)
+        run = self.final.run(dataclasses.replace(case, messages=messages))
+        if run.status != "done":
+            return run
+        merging = Run()
+        for output in case.outputs or (None,):
+            by_version = consolidate(run.updates(output))  # a dict per version, keyed by Python's values
+            merging.add("data", [(as_boolean(record), version, multiplicity) for version, difference in
+                                 by_version.items() for record, multiplicity in difference.items()], output)
+            merging.add("frontier", [], output)
+        return merging
 
     def close(self) -> None:
         pass

@@ -19,15 +19,18 @@ from final.conformance.encoding import FALSE, TRUE, EncodingError, decode, encod
 from final.conformance.engines import CommandEngine
 from final.conformance.generate import (
     DEFAULT_SEED,
+    FAMILIES,
     GenerationError,
     answer,
     generate,
+    merging_booleans_fails,
+    merging_fails,
     random_cases,
     tags_of,
     write,
 )
 from ladder import STAGES, missing_concept
-from tests.conformance_faults import FaultyEngine
+from tests.conformance_faults import FaultyEngine, MergingEngine
 from tests.harness import PRESENT_STAGES, stage_engine
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,6 +161,37 @@ def test_every_fault_fails_cases_and_no_correct_engine_does() -> None:
         engine = FaultyEngine(fault)
         statuses = {judge(case, engine.run(case)).status for case in COMMITTED[:60]}
         assert "failed" in statuses, fault
+
+
+BOOLEANS = [case for case in COMMITTED if "booleans" in case.tags]
+
+
+@pytest.mark.parametrize("merged", [(TRUE,), (FALSE,)], ids=["true-as-1", "false-as-0"])
+def test_every_booleans_case_fails_an_engine_that_takes_a_boolean_for_its_integer(merged: tuple) -> None:
+    """final fed ``true`` (or ``false``) as Python's bool merges it with ``1`` (``0``) in every dict it
+    keeps: each program of the family has cases, and each case fails it, as generate made sure; the same
+    engine merging nothing, and final, pass them all."""
+    [family] = [family for family in FAMILIES if family.name == "booleans"]
+    assert {case.program for case in BOOLEANS} == set(family.records)
+    merging = MergingEngine(merged)
+    assert [case.name for case in BOOLEANS if judge(case, merging.run(case)).status != "failed"] == []
+    for right in (MergingEngine(()), stage_engine("final")):
+        verdicts = [judge(case, right.run(case)) for case in BOOLEANS]
+        assert [(verdict.case, verdict.lines()) for verdict in verdicts if verdict.status != "passed"] == []
+
+
+def test_a_booleans_case_is_one_that_merging_a_boolean_with_its_integer_must_fail() -> None:
+    """Where merging changes the answer: a ``true`` key against a ``1`` record, or ``true`` and ``1`` in one
+    version's output; not where both keys are there anyway, nor where the two come at different versions of
+    a program that keeps no records."""
+    antijoin, concat = catalog.BY_NAME["antijoin"], catalog.BY_NAME["concat"]
+    assert merging_fails(antijoin, [[((1, "a"), 0, 1)], [(TRUE, 0, 1)]], TRUE)
+    assert not merging_fails(antijoin, [[((1, "a"), 0, 1)], [(TRUE, 0, 1), (1, 0, 1)]], TRUE)
+    assert not merging_fails(antijoin, [[((1, "a"), 0, 1)], [(TRUE, 0, 1)]], FALSE)
+    assert merging_fails(concat, [[(TRUE, 1, 1)], [(1, 1, 1)]], TRUE)
+    assert not merging_fails(concat, [[(TRUE, 0, 1)], [(1, 1, 1)]], TRUE)
+    assert not merging_booleans_fails(concat, [[(TRUE, 1, 1)], [(1, 1, 1)]])  # false and 0 are not there
+    assert all(merging_booleans_fails(catalog.BY_NAME[case.program], case.histories()) for case in BOOLEANS)
 
 
 def test_shrinking_keeps_a_failing_physical_case_with_fewer_updates() -> None:

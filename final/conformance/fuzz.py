@@ -69,7 +69,7 @@ def fuzz_case(program: Program, seed: int, number: int) -> Case:
         grow_only = rng.random() < GROW_ONLY
         inputs = [random_history(rng, record, kind, grow_only) for record in program.records]
     else:
-        inputs = [family.history(rng, record, kind) for record in family.records[program.name]]
+        inputs = family.histories(rng, program, family.records[program.name], kind)
     tags = ((family.name,) if family else ()) + ((TRIPLE_TAG,) if kind == "triple" else ())
     return make_case(f"{program.name}/fuzz-{seed}-{number}", program, inputs,
                      f"dd-conformance fuzz, seed {seed}, history {number}", rng, extra_tags=tags)

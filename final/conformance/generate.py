@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cases import CASES, Case, Expected, Message, case_files, file_name
-from .catalog import PROGRAMS, Program, pair_of, pick, program_named
+from .catalog import PROGRAMS, Program, RandomRecord, pair_of, pick, program_named
 from .drive import FinalEngine
-from .encoding import FALSE, TRUE, PlainVersion
+from .encoding import FALSE, TRUE, Boolean, PlainVersion, add
 from .versions import Collection, accumulate, consolidate, differences, join_closure, less_equal, sort_key
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 DEFAULT_SEED = 2026
 RANDOM_CASES = 10
 """Random cases per program: half with int versions, half with pairs (where the program allows them)."""
-CASE_SET = 2
+CASE_SET = 3
 """The version of the committed case set: raised whenever a regenerated set differs from the last one."""
 
 History = list[tuple[Hashable, PlainVersion, int]]
@@ -107,7 +107,7 @@ def answer(case: Case, at: Iterable[PlainVersion] = ()) -> Case:
     versions = join_closure({*case.input_versions(), *at, *(v for output in outputs for v in computed[output])})
     entries = []
     for output in outputs:
-        collections = scratch(program, case, versions, output)
+        collections = scratch(program, case.histories(), versions, output)
         expected = differences(collections)
         for version in versions:
             if computed[output].get(version, {}) != expected[version]:
@@ -121,11 +121,10 @@ def answer(case: Case, at: Iterable[PlainVersion] = ()) -> Case:
     return dataclasses.replace(case, expected=tuple(entries), outputs=program.outputs)
 
 
-def scratch(program: Program, case: Case, versions: list[PlainVersion],
+def scratch(program: Program, histories: Sequence[History], versions: list[PlainVersion],
             output: str | None = None) -> dict[PlainVersion, Collection]:
     """The output (``output``, of a program with several) at each version from nothing: the program's
     definition in plain Python (its ``reference``), over the inputs accumulated there."""
-    histories = case.histories()
     if output is None:
         return {version: program.reference(histories, version) for version in versions}
     return {version: program.reference(histories, version)[output] for version in versions}
@@ -246,6 +245,9 @@ class Family:
     every_input: Callable[[Any], bool] | None = None
     """What some record of every input of every case must be (a history without one is drawn again):
     for ``null-keys``, a record with a NULL, which is always in a join key there."""
+    every_case: Callable[[Program, list[History]], bool] | None = None
+    """What the histories of every case must do together (they are all drawn again until they do): for
+    ``booleans``, give an engine that takes ``true`` for ``1``, or ``false`` for ``0``, a wrong answer."""
 
     def make(self, seed: int) -> list[Case]:
         made = []
@@ -255,10 +257,18 @@ class Family:
             for number in range(self.cases):
                 rng = random.Random(f"{seed}:{self.name}:{name}:{number}")
                 kind = kinds[number % len(kinds)]
-                histories = [self.history(rng, record, kind) for record in records or program.records]
+                histories = self.histories(rng, program, records or program.records, kind)
                 made.append(make_case(f"{name}/{self.name}-{number:02d}", program, histories,
                                       f"{self.why} (seed {seed}, case {number})", rng, extra_tags=(self.name,)))
         return made
+
+    def histories(self, rng: random.Random, program: Program, records: Sequence[Callable[[random.Random], Any]],
+                  kind: str) -> list[History]:
+        """A history for each of ``records``, all drawn again until ``every_case`` holds of them."""
+        while True:
+            histories = [self.history(rng, record, kind) for record in records]
+            if self.every_case is None or self.every_case(program, histories):
+                return histories
 
     def history(self, rng: random.Random, record: Callable[[random.Random], Any], kind: str) -> History:
         while True:
@@ -272,6 +282,61 @@ KIND_NEEDS = {"int": "int", "long": "int", "product": "product", "triple": "prod
 NULLABLE = pick(0, 1, None)
 MIXED = pick(TRUE, FALSE, 1, 0, "1", "true", None)
 """JSON's true and false beside 1, 0, "1" and "true": six different values (Python's True == 1 is not)."""
+
+
+def read_as_integer(boolean: Boolean, record: Hashable) -> Hashable:
+    """``record`` with ``boolean`` in it, at any depth of tuples, read as the integer Python takes it for
+    (``true`` as ``1``, ``false`` as ``0``): the record an engine that merges the two sees."""
+    if isinstance(record, tuple):
+        return tuple(read_as_integer(boolean, item) for item in record)
+    return int(boolean.value) if record is boolean else record
+
+
+def _merged(boolean: Boolean, collection: Collection) -> Collection:
+    """``collection`` with ``boolean`` read as its integer: records that become equal add up."""
+    merged: Collection = {}
+    for record, multiplicity in collection.items():
+        add(merged, read_as_integer(boolean, record), multiplicity)
+    return merged
+
+
+def merging_fails(program: Program, histories: Sequence[History], boolean: Boolean) -> bool:
+    """Whether an engine that takes ``boolean`` and its integer for one value must answer ``histories`` wrongly.
+
+    It must at a version where the answer from scratch over the inputs with
+    the two made one is not the expected answer with the two made one (a
+    ``true`` key among the keys of antijoin, a record keyed ``1`` beside it
+    and no key ``1``, say): whichever of the two it keeps, its answer read
+    that way is the former. It must too where the expected difference at a
+    version holds two records that only ``boolean`` and its integer tell
+    apart (``true`` and ``1`` added by ``concat``): its consolidated output
+    has one record there.
+    """
+    merged = [[(read_as_integer(boolean, record), version, m) for record, version, m in history]
+              for history in histories]
+    versions = join_closure(version for history in histories for _, version, _ in history)
+    for output in program.outputs or (None,):
+        expected = scratch(program, histories, versions, output)
+        answered = scratch(program, merged, versions, output)
+        if any(_merged(boolean, expected[version]) != answered[version] for version in versions):
+            return True
+        if any(len({read_as_integer(boolean, record) for record in difference}) < len(difference)
+               for difference in differences(expected).values()):
+            return True
+    return False
+
+
+def merging_booleans_fails(program: Program, histories: Sequence[History]) -> bool:
+    """Whether an engine that takes ``true`` for ``1`` must answer ``histories`` wrongly, and one that takes
+    ``false`` for ``0`` too (``merging_fails``)."""
+    return all(merging_fails(program, histories, boolean) for boolean in (TRUE, FALSE))
+
+
+def row_of(*fields: RandomRecord) -> RandomRecord:
+    """A random tuple: a record from each of ``fields``, in order."""
+    return lambda rng: tuple(field(rng) for field in fields)
+
+
 BIG = pick(2**31 - 6, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**53 - 5, 2**53, 2**53 + 1, -(2**53) - 1, -7)
 """Integers near 2^31 (32-bit overflow) and 2^53 (a double's exact integers end there: 2^53 + 1 is not one)."""
 COLLIDING = pick("w65014", "w107666", ("user", 38266), ("user", 77076), 29517, 87960)
@@ -314,11 +379,19 @@ FAMILIES: tuple[Family, ...] = (
             pair_of(pick(100, None), pick("x", None)), pair_of(pick("x", None), pick("ann", "bob")),
         ),
     }),
-    Family("booleans", "true and false beside 1, 0, \"1\" and \"true\"", {
+    Family("booleans", "true and false beside 1, 0, \"1\" and \"true\", where merging them changes the answer", {
         "distinct": (MIXED,), "concat": (MIXED, MIXED), "difference": (MIXED, MIXED),
-        "count_by_key": (pair_of(MIXED, pick(1, TRUE)),), "join": (pair_of(MIXED, MIXED), pair_of(MIXED, pick("x"))),
+        "explode": (pair_of(MIXED, pick(-1, 1, 2)),),
+        "count_by_key": (pair_of(MIXED, pick(1, TRUE)),), "sum_by_key": (pair_of(MIXED, pick(-2, 1, 3, None)),),
+        "counts_and_keys": (pair_of(MIXED, pick(1, TRUE)),),
+        "min_max_count_distinct": (row_of(MIXED, pick(-3, 5, 7, None), MIXED),),
+        "join": (pair_of(MIXED, MIXED), pair_of(MIXED, pick("x"))),
         "semijoin": (pair_of(MIXED, pick(1)), MIXED), "antijoin": (pair_of(MIXED, pick(1)), MIXED),
-    }),
+        "left_outer_join": (pair_of(MIXED, pick(1, 2)), pair_of(MIXED, pick("x", None))),
+        "three_hops": (MIXED, pair_of(MIXED, MIXED)), "reachability": (MIXED, pair_of(MIXED, MIXED)),
+        "enrichment": (pair_of(pick(1, 2), MIXED), pair_of(MIXED, MIXED), pair_of(MIXED, MIXED),
+                       pair_of(MIXED, pick("ann", "bob"))),
+    }, cases=4, every_case=merging_booleans_fails),
     Family("large-integers", "integers near 2^31 and 2^53, and negative ones", {
         "plus_five_evens": (BIG,), "distinct": (BIG,), "count_by_key": (pair_of(BIG, pick(0)),),
         "sum_by_key": (pair_of(pick(0, 1), BIG),), "join": (pair_of(BIG, pick(1)), pair_of(BIG, pick(2))),
