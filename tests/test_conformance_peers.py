@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from final.conformance import judged
-from final.conformance.cases import CASES, Case, load_all
+from final.conformance.cases import CASES, Case, case_set, load_all
 from final.conformance.check import Verdict, judge
 from final.conformance.d2mini import findings as d2mini_findings
 from final.conformance.encoding import TRUE
@@ -32,6 +32,7 @@ from final.conformance.engines import (
     pydbsp_engine,
     python312,
 )
+from final.conformance.expect import Expectations
 from final.conformance.pathway import findings as pathway_findings
 from final.conformance.pydbsp import findings as pydbsp_findings
 from final.conformance.reproducers import reproducer
@@ -216,3 +217,19 @@ def test_npm_installs_go_to_the_user_cache_and_never_into_the_package(tmp_path: 
     finally:
         engine.close()
     assert sorted(path.name for path in D2MINI.iterdir()) == before
+
+
+@pytest.mark.parametrize("peer", sorted(judged.EXPECTED))
+def test_each_peer_ships_expectations_of_the_committed_set_with_a_reason_for_each(peer: str) -> None:
+    """What `check --engine PEER --expect PEER/expected-failures.json` reads: failures of this case set, each
+    explained by a finding of the peer's REPORT (a run that fails another case, or passes a listed one, is
+    caught by the slow test of the tables above, which rewrites this file with the run's failures)."""
+    expected = Expectations.load(judged.EXPECTED[peer] / "expected-failures.json")
+    assert (expected.engine, expected.case_set) == (peer, case_set(CASES)["case_set"])
+    names = {case.name for case in COMMITTED}
+    assert set(expected.failures) <= names
+    findings_of = {"d2ts": r"F\d", "d2mini": r"M\d", "pydbsp": r"D\d", "pathway": r"P\d"}[peer]
+    report = (judged.EXPECTED[peer] / "REPORT.md").read_text()
+    for case, reason in expected.failures.items():
+        named = re.findall(findings_of, reason)
+        assert named and all(finding in report for finding in named), (case, reason)

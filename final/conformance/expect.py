@@ -81,9 +81,14 @@ class Expectations:
         return cls(path, dict(failures), value.get("engine"), value.get("case_set"))
 
 
-def write(path: Path, failures: dict[str, str], engine: str, case_set: int | None) -> None:
+def text(failures: dict[str, str], engine: str, case_set: int | None) -> str:
     """An expectations file listing ``failures`` (case name -> reason), sorted by case name."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps({
+    return json.dumps({
         "format": FORMAT, "engine": engine, "case_set": case_set, "expected_failures": dict(sorted(failures.items())),
-    }, indent=2, ensure_ascii=False) + "\n")
+    }, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(path: Path, failures: dict[str, str], engine: str, case_set: int | None) -> None:
+    """Write ``text(failures, engine, case_set)`` to ``path``."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(text(failures, engine, case_set))

@@ -10,7 +10,10 @@ and the results block of the d2mini, pathway and pydbsp REPORTs (per program,
 and for d2mini with its adapter's ``--workarounds`` too). Each sits between
 two HTML comments that name this command; the prose around them (the
 findings, argued from the documents) is written by hand, and a test checks
-that the tables match a run. A run needs node and npm (d2ts, d2mini) and a
+that the tables match a run. Each peer's ``expected-failures.json`` (for
+``check --expect``) is checked the same way: it lists exactly the cases the
+peer fails, and a rewrite keeps the reasons written by hand, marking a new
+failure ``not yet explained``. A run needs node and npm (d2ts, d2mini) and a
 Python 3.12 (pathway, pydbsp), and installs them on first use as ``check``
 does. The engines run side by side; most of the time is d2ts's loops that
 never settle, each given its adapter's 5 s (its REPORT, F2).
@@ -31,6 +34,8 @@ from .cases import CASES, Case, case_set, load_all
 from .catalog import BY_NAME
 from .check import Verdict, judge
 from .engines import D2MINI, D2TS, PATHWAY, PYDBSP, STAGES, Engine, engine_named
+from .expect import Expectations
+from .expect import text as expectations_text
 
 HERE = Path(__file__).resolve().parent
 README = HERE / "README.md"
@@ -174,13 +179,31 @@ GENERATED = ((README, "engines"), *((folder / "REPORT.md", "results") for folder
 """The files holding generated blocks, and each block's name."""
 
 
+EXPECTED = {"d2ts": D2TS, **PEERS}
+"""The peers that ship an expectations file (``<folder>/expected-failures.json``, for ``check --expect``)."""
+
+
+def expected_failures(label: str, verdicts: Sequence[Verdict], path: Path) -> str:
+    """A peer's expectations file as a run says it should be: every case it failed, each with the reason
+    the file gives already (written by hand from its REPORT's findings), or, for a failure the file does
+    not list yet, ``not yet explained`` and what the failure says."""
+    known = Expectations.load(path).failures if path.exists() else {}
+    failures = {verdict.case: known.get(verdict.case) or f"not yet explained: {(verdict.lines() or ['failed'])[0]}"
+                for verdict in verdicts if verdict.status == "failed"}
+    return expectations_text(failures, label, case_set(CASES)["case_set"])
+
+
 def rendered(judged: Sequence[Judged], results: dict[str, list[Verdict]], cases: Sequence[Case]) -> dict[Path, str]:
-    """Each generated file's text as a run says it should be: the README and each peer's REPORT."""
+    """Each generated file's text as a run says it should be: the README, each peer's REPORT, and each peer's
+    expectations file."""
     texts = {README: _replace(README.read_text(), "engines", readme_table(judged, results, cases), README)}
     for label, folder in PEERS.items():
         path = folder / "REPORT.md"
         block = report_block(label, results, cases, _fails_by(label))
         texts[path] = _replace(path.read_text(), "results", block, path)
+    for label, folder in EXPECTED.items():
+        path = folder / "expected-failures.json"
+        texts[path] = expected_failures(label, results[label], path)
     return texts
 
 

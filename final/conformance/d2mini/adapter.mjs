@@ -16,6 +16,9 @@
 // of the inputs' frontiers ([] at the end). See ../README.md, 'The protocol an
 // engine speaks', and REPORT.md beside this file.
 //
+// The oracle runs it from its install in a user cache folder, beside the pinned
+// @electric-sql/d2mini (`--engine d2mini`, or `--engine 'd2mini --workarounds'`):
+//
 //   node adapter.mjs                 the programs written with d2mini's own operators
 //   node adapter.mjs --workarounds   d2mini's count, filterBy, antiJoin, leftJoin and distinct
 //                                    replaced by constructions from its other operators,

@@ -6,6 +6,9 @@
 // its output frontier and one closing line per case. See ../README.md,
 // 'The protocol an engine speaks', and REPORT.md beside this file.
 //
+// The oracle runs it from its install in a user cache folder, beside the pinned
+// @electric-sql/d2ts (`--engine d2ts`, or `--engine 'd2ts --workarounds'`):
+//
 //   node adapter.mjs                 the programs written with d2ts's own operators
 //   node adapter.mjs --workarounds   d2ts's count, filterBy, leftJoin and (in loops)
 //                                    consolidate replaced by constructions from its
