@@ -10,7 +10,7 @@ the keys it touches (``JOIN_COST``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import ItemsView, Iterator, KeysView, ValuesView
+from collections.abc import ItemsView, Iterator, KeysView, Set, ValuesView
 from typing import Any
 
 from hypothesis import strategies as st
@@ -219,6 +219,7 @@ class _WatchedKeys(KeysView):
     """The keys of a ``_Watched``: walking or testing them goes through it; an intersection walks the smaller."""
 
     def __and__(self, other: Any) -> set:
+        other = other if isinstance(other, Set) else set(other)  # a list or generator is walked whole, as by a dict
         small, large = (self, other) if len(self) <= len(other) else (other, self)
         return {key for key in small if key in large}
 
