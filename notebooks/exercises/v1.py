@@ -180,8 +180,8 @@ class _Watched(defaultdict):
 
     Put in place of the ``_values`` of an index built for the check only, so
     the stage's own indexes stay plain dicts. ``keys() & keys()`` walks the
-    smaller side, as a dict's does, so that way of finding common keys is not
-    counted as walking both.
+    smaller side, as a dict's does with another set, so that way of finding
+    common keys is not counted as walking both.
     """
 
     def __init__(self, values: dict, touched: set) -> None:
@@ -219,7 +219,7 @@ class _WatchedKeys(KeysView):
     """The keys of a ``_Watched``: walking or testing them goes through it; an intersection walks the smaller."""
 
     def __and__(self, other: Any) -> set:
-        other = other if isinstance(other, Set) else set(other)  # a list or generator is walked whole, as by a dict
+        other = other if isinstance(other, Set) else set(other)  # a list or a generator is walked whole
         small, large = (self, other) if len(self) <= len(other) else (other, self)
         return {key for key in small if key in large}
 
