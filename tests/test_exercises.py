@@ -207,3 +207,252 @@ def test_each_notebook_states_goals_duration_and_recap_and_shows_code_and_a_pict
         assert "show_diff(" in code, f"{notebook.name}: show what changed from the stage before"
     assert any(call in code for call in ("draw(", "plt.", "render(", "plot_")), f"{notebook.name}: no picture"
     assert "check_stage" not in code, f"{notebook.name}: check_stage is regression output, not teaching"
+
+
+# Build-it exercises: beside the hidden solution, plausible wrong pieces, each as a learner might write it.
+
+
+def _v1_join_walking_self_into_other_values(self, other):
+    # Walks self whatever its size and reads other._values[key]: right pairs, but B.join(D) walks all of B,
+    # and the defaultdict stores an empty list in D under every key of B that D lacks.
+    result = []
+    for key, values in self._values.items():
+        for value, multiplicity in values:
+            for other_value, other_multiplicity in other._values[key]:
+                result.append(((key, (value, other_value)), multiplicity * other_multiplicity))
+    return result
+
+
+def _v1_join_walking_self(self, other):
+    # Reads through get, so writes nothing, but always walks self: B.join(D) costs all of B's keys.
+    return [((key, (value, other_value)), multiplicity * other_multiplicity)
+            for key in self.keys() for value, multiplicity in self.get(key)
+            for other_value, other_multiplicity in other.get(key)]
+
+
+def _v1_join_walking_smaller_into_larger_values(self, other):
+    # Walks the smaller index but reads both through _values[key] without asking whether the larger has the key:
+    # every key of the smaller that the larger lacks is left in the larger as an empty list.
+    smaller = self if len(self) <= len(other) else other
+    return [((key, (value, other_value)), multiplicity * other_multiplicity)
+            for key in smaller.keys() for value, multiplicity in self._values[key]
+            for other_value, other_multiplicity in other._values[key]]
+
+
+def _v2_reduce_without_retraction(self, collection):
+    # Sends f's new output for each touched key but never takes back what it sent before: counts pile up.
+    from v2 import Collection
+    from v2.index import Index
+
+    delta = Index.from_collection(collection, "reduce")
+    self._inputs.append(delta)
+    self._inputs.compact()
+    updates = []
+    for key in delta.keys():
+        values = self._inputs.get(key)
+        updates += [((key, value), multiplicity) for value, multiplicity in (self._f(values) if values else [])]
+    return Collection(updates).consolidate()
+
+
+def _v2_reduce_of_the_difference_only(self, collection):
+    # Applies f to the difference's values alone, as if each difference were the whole input.
+    from v2 import Collection
+    from v2.index import Index
+
+    delta = Index.from_collection(collection, "reduce")
+    delta.compact()
+    updates = []
+    for key in delta.keys():
+        updates += [((key, value), multiplicity) for value, multiplicity in self._f(delta.get(key))]
+        updates += [((key, value), -multiplicity) for value, multiplicity in self._outputs.get(key)]
+    changes = Collection(updates).consolidate()
+    self._outputs.append(Index.from_collection(changes, "reduce"))
+    self._outputs.compact()
+    return changes
+
+
+def _v3_compact_never_leaving_a_key_dirty(self, frontier):
+    # Merges right, then forgets every dirty key: versions 3 and 5, kept apart at frontier 4, never merge
+    # once the frontier passes 5, because the key is not compacted again until new data arrives.
+    from collections import defaultdict
+
+    for key in self._dirty:
+        totals = defaultdict(int)
+        for version, values in self._values[key].items():
+            for value, multiplicity in values:
+                totals[version.advance_by(frontier), value] += multiplicity
+        versions = defaultdict(list)
+        for (version, value), total in totals.items():
+            if total != 0:
+                versions[version].append((value, total))
+        if versions:
+            self._values[key] = versions
+        else:
+            del self._values[key]
+    self._dirty = set()
+
+
+def _v3_compact_keeping_emptied_keys(self, frontier):
+    # Merges and drops zero multiplicities, but keeps a key (and its version) whose values all cancelled.
+    from collections import defaultdict
+
+    still_dirty = set()
+    for key in self._dirty:
+        versions = defaultdict(list)
+        for version, values in list(self._values[key].items()):
+            versions[version.advance_by(frontier)].extend(values)
+        for version, values in versions.items():
+            totals = defaultdict(int)
+            for value, multiplicity in values:
+                totals[value] += multiplicity
+            versions[version] = [(value, total) for value, total in totals.items() if total != 0]
+        self._values[key] = versions
+        if len(versions) > 1:
+            still_dirty.add(key)
+    self._dirty = still_dirty
+
+
+def _v4_join_as_the_earlier(self, other):
+    # The meet, not the join: the earlier of the two versions, where a pair's second record is not there yet.
+    return self if self.less_equal(other) else other
+
+
+def _v4_join_by_the_second_coordinate(self, other):
+    # Compares round first, as if the iteration counter outranked the input version.
+    return other if (self.coords[1], self.coords[0]) <= (other.coords[1], other.coords[0]) else self
+
+
+def _v5_advance_by_the_join_of_the_joins(self, frontier):
+    # Joins the version with every frontier element and takes the join of those, not their meet: too far.
+    if not frontier.elements:
+        return self
+    advanced = self
+    for element in frontier.elements:
+        advanced = advanced.join(element)
+    return advanced
+
+
+def _v5_advance_by_the_least_element(self, frontier):
+    # Joins with one element only, the one with the least coordinates: too far when another element is not under it.
+    if not frontier.elements:
+        return self
+    return self.join(min(frontier.elements, key=lambda element: element.coords))
+
+
+def _final2_meet_ignoring_left(self, version, updates, left=True):
+    # Always pairs (arriving value, held value): right for the left input, swapped for the right one.
+    met = {}
+    for (key, value), multiplicity in updates:
+        for other_version, entries in self.entries(key).items():
+            pairs = met.setdefault(version.join(other_version), [])
+            for other, other_multiplicity in entries.items():
+                pairs.append(((key, (value, other)), multiplicity * other_multiplicity))
+    return met
+
+
+def _final2_meet_at_the_held_version(self, version, updates, left=True):
+    # Puts each pair at the version of the record it met, though the arriving one may come later.
+    met = {}
+    for (key, value), multiplicity in updates:
+        for other_version, entries in self.entries(key).items():
+            for other, other_multiplicity in entries.items():
+                pair = (value, other) if left else (other, value)
+                met.setdefault(other_version, []).append(((key, pair), multiplicity * other_multiplicity))
+    return met
+
+
+def _final3_min_with_its_multiplicity(values):
+    # Finds the least value present, but gives it its multiplicity: a minimum held twice is output twice.
+    present = [(value, multiplicity) for value, multiplicity in values if multiplicity > 0]
+    return [min(present)] if present else []
+
+
+def _final3_min_of_the_first_listed(values):
+    # Takes the first value listed that is present, as if a group came sorted.
+    present = [value for value, multiplicity in values if multiplicity > 0]
+    return [(present[0], 1)] if present else []
+
+
+WRONG_PIECES: dict[str, dict[str, Callable]] = {
+    "exercises.v1.build_index_join": {
+        "walks self, reads other._values": _v1_join_walking_self_into_other_values,
+        "walks self": _v1_join_walking_self,
+        "walks the smaller, reads _values": _v1_join_walking_smaller_into_larger_values,
+    },
+    "exercises.v2.build_reduce": {
+        "no retraction": _v2_reduce_without_retraction,
+        "the difference only": _v2_reduce_of_the_difference_only,
+    },
+    "exercises.v3.build_compact": {
+        "never leaves a key dirty": _v3_compact_never_leaving_a_key_dirty,
+        "keeps emptied keys": _v3_compact_keeping_emptied_keys,
+    },
+    "exercises.v4.build_join": {
+        "the earlier": _v4_join_as_the_earlier,
+        "round first": _v4_join_by_the_second_coordinate,
+    },
+    "exercises.v5.build_advance_by": {
+        "join of the joins": _v5_advance_by_the_join_of_the_joins,
+        "the least element only": _v5_advance_by_the_least_element,
+    },
+    "exercises.final2.build_meet": {
+        "left ignored": _final2_meet_ignoring_left,
+        "at the held version": _final2_meet_at_the_held_version,
+    },
+    "exercises.final3.build_min": {
+        "with its multiplicity": _final3_min_with_its_multiplicity,
+        "the first listed": _final3_min_of_the_first_listed,
+    },
+}
+"""Two or more wrong pieces per build-it exercise, beside the one in its solutions module's ``MISTAKES``."""
+
+
+def _build_it_checkers() -> set[str]:
+    """Every registered checker that swaps a learner's piece into a stage (its source calls ``check_piece``)."""
+    for notebook in NOTEBOOKS:
+        modules(notebook)
+    return {name for name, checker in CHECKERS.items() if "check_piece(" in inspect.getsource(checker)}
+
+
+def test_every_build_it_exercise_has_wrong_pieces_to_fail() -> None:
+    assert _build_it_checkers() == set(WRONG_PIECES)
+    assert all(len(pieces) >= 2 for pieces in WRONG_PIECES.values())
+
+
+@pytest.mark.parametrize(("name", "mistake"), [(name, mistake) for name, pieces in WRONG_PIECES.items()
+                                               for mistake in pieces], ids=lambda part: part)
+def test_a_build_it_checker_fails_a_plausible_wrong_piece(name: str, mistake: str) -> None:
+    with pytest.raises(Wrong, match="smallest failing"):
+        checker_named(name)(WRONG_PIECES[name][mistake])
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_PIECES))
+def test_a_build_it_checker_passes_the_hidden_solution(name: str) -> None:
+    module, _, exercise_name = name.rpartition(".")
+    checker_named(name)(getattr(importlib.import_module(module.replace("exercises.", "solutions.")), exercise_name))
+
+
+def test_a_compact_that_never_leaves_a_key_dirty_is_told_what_the_definition_asks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two versions kept apart behind one frontier must merge once a later frontier passes both.
+
+    Shrinking gets all the time it needs: this is about the smallest history, and a busy test machine must not
+    cut it short where a learner's would not.
+    """
+    import workshop.build
+
+    monkeypatch.setattr(workshop.build, "SHRINK_SECONDS", 600.0)
+    with pytest.raises(Wrong) as wrong:
+        checker_named("exercises.v3.build_compact")(_v3_compact_never_leaving_a_key_dirty)
+    message = str(wrong.value)
+    rounds = ast.literal_eval(message.splitlines()[1].strip())
+    assert len(rounds) == 2 and sum(len(updates) for updates, _ in rounds) == 2, message
+    assert "the definition:" in message and "cannot tell apart" in message and "self._dirty" in message, message
+
+
+@pytest.mark.parametrize("mistake", ["walks self, reads other._values", "walks self"])
+def test_a_join_that_touches_more_than_the_change_is_told_why_that_matters(mistake: str) -> None:
+    with pytest.raises(Wrong) as wrong:
+        checker_named("exercises.v1.build_index_join")(WRONG_PIECES["exercises.v1.build_index_join"][mistake])
+    message = str(wrong.value)
+    assert "keys looked at" in message and "size of the change, not of the state" in message, message

@@ -3,16 +3,21 @@
 The data a prediction is about is defined here (``ORDERS``, ``PRICES`` and
 their changes; ``POSTS``), so the notebook shows what the checker judges.
 Expected answers are computed by stage v1 itself; the ``Index.join`` a learner
-builds is judged inside v1 against v0 from scratch (``workshop.build``).
+builds is judged inside v1 against v0 from scratch (``workshop.build``), then by
+the keys it touches (``JOIN_COST``).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import ItemsView, Iterator, KeysView, Set, ValuesView
 from typing import Any
 
-from workshop import Wrong, as_multiset, check_piece, equals_from_scratch, exercise
+from hypothesis import strategies as st
+from workshop import Property, Wrong, as_multiset, check_piece, equals_from_scratch, exercise
 
-from v1 import Collection, DifferenceSequence
+from tests import strategies
+from v1 import Collection, DifferenceSequence, Index
 
 
 def _minus(x: Collection, y: Collection) -> Collection:
@@ -170,7 +175,126 @@ def reduce_recomputes(answer: Any) -> None:
                         f"the same (reduce cannot know that without calling it)")
 
 
+class _Watched(defaultdict):
+    """An index's ``_values`` that notes in ``touched`` every key read, looked up or walked over.
+
+    Put in place of the ``_values`` of an index built for the check only, so
+    the stage's own indexes stay plain dicts. ``keys() & keys()`` walks the
+    smaller side, as a dict's does with another set, so that way of finding
+    common keys is not counted as walking both.
+    """
+
+    def __init__(self, values: dict, touched: set) -> None:
+        super().__init__(list, values)
+        self.touched = touched
+
+    def __getitem__(self, key: Any) -> Any:
+        self.touched.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: Any) -> bool:
+        self.touched.add(key)
+        return super().__contains__(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.touched.add(key)
+        return super().get(key, default)
+
+    def __iter__(self) -> Iterator[Any]:
+        for key in super().__iter__():
+            self.touched.add(key)
+            yield key
+
+    def keys(self) -> KeysView:
+        return _WatchedKeys(self)
+
+    def items(self) -> ItemsView:
+        return ItemsView(self)
+
+    def values(self) -> ValuesView:
+        return ValuesView(self)
+
+
+class _WatchedKeys(KeysView):
+    """The keys of a ``_Watched``: walking or testing them goes through it; an intersection walks the smaller."""
+
+    def __and__(self, other: Any) -> set:
+        other = other if isinstance(other, Set) else set(other)  # a list or a generator is walked whole
+        small, large = (self, other) if len(self) <= len(other) else (other, self)
+        return {key for key in small if key in large}
+
+    __rand__ = __and__
+
+
+JoinExample = tuple[list[tuple[Any, int]], list[tuple[Any, int]]]
+"""``(difference, before)``: the ``((key, value), multiplicity)`` updates of a difference and of all data before it."""
+
+
+def _indexes(example: JoinExample) -> dict[str, Index]:
+    """``D``, the difference indexed as v1's join indexes one, and ``B``, everything before it, compacted."""
+    difference, before = example
+    indexes = {"D": Index.from_collection(Collection(difference), "join"),
+               "B": Index.from_collection(Collection(before), "join")}
+    indexes["B"].compact()
+    return indexes
+
+
+def _cost_of_joins(example: JoinExample) -> dict[str, dict[str, Any]]:
+    """For ``D.join(B)`` and ``B.join(D)``, each on fresh indexes: the keys looked at, and what was left changed.
+
+    Only the keys of the join's own two indexes are watched; the stage's
+    indexes are not.
+    """
+    costs = {}
+    for call, (first, second) in {"D.join(B)": ("D", "B"), "B.join(D)": ("B", "D")}.items():
+        touched: set[Any] = set()
+        indexes = _indexes(example)
+        held = {name: {key: list(values) for key, values in index._values.items()} for name, index in indexes.items()}
+        for index in indexes.values():
+            index._values = _Watched(index._values, touched)
+        indexes[first].join(indexes[second])
+        changed = {}
+        for name, index in indexes.items():
+            now = dict(dict.items(index._values))  # dict's own items: reading for the check is not the join's
+            keys = [key for key in held[name].keys() | now.keys() if held[name].get(key) != now.get(key)]
+            if keys:
+                changed[name] = sorted(keys, key=repr)
+        costs[call] = {"keys looked at": len(touched), "keys left changed": changed}
+    return costs
+
+
+def _cost_of_walking_the_smaller(example: JoinExample) -> dict[str, dict[str, Any]]:
+    """Both calls look at the keys of the index with fewer keys, once each, and leave both indexes as they were."""
+    smaller = min(len(index) for index in _indexes(example).values())
+    return {call: {"keys looked at": smaller, "keys left changed": {}} for call in ("D.join(B)", "B.join(D)")}
+
+
+JOIN_COST = Property(
+    name="the keys Index.join touches",
+    examples=st.tuples(st.lists(st.tuples(strategies.records, st.integers(1, 2)), min_size=1, max_size=3),
+                       st.lists(st.tuples(strategies.records, st.integers(1, 2)), min_size=1, max_size=8)),
+    got=_cost_of_joins,
+    expected=_cost_of_walking_the_smaller,
+    example="(difference D, everything before it B), each a list of ((key, value), multiplicity)",
+    reference="walking the smaller index",
+    rule="v1 joins every difference with an index B of everything the other input ever held, on every update, so "
+         "the cost of an update must depend on the size of the change, not of the state: walking B's 100,000 keys "
+         "for a one-key difference costs 100,000 steps each time. Walk the keys of the index with fewer keys (len "
+         "gives the number of keys), look each up in the other with get(key), and leave both as they were: "
+         "reading a missing key through _values[key] (a defaultdict) stores an empty list under it, so the other "
+         "index grows with keys that hold nothing, and every later walk of it pays for them.",
+)
+"""What the check of ``Index.join`` adds to its answers: the work follows the difference, and nothing is written."""
+
+
 @exercise
 def build_index_join(answer: Any) -> None:
-    """The learner's ``Index.join(self, other)``, run inside v1: join and a self-join must equal v0 from scratch."""
-    check_piece("v1", "index.Index.join", answer, [equals_from_scratch("v1", name) for name in ("join", "self_join")])
+    """The learner's ``Index.join(self, other)``, run inside v1: join and a self-join equal v0, then ``JOIN_COST``.
+
+    Right answers come first: a join that pairs wrongly is shown the history
+    that shows it. A right join may still walk the larger index, or write
+    empty keys into the other one, which no output shows; ``JOIN_COST``
+    calls the piece directly on two indexes and counts the keys it touches.
+    """
+    check_piece("v1", "index.Index.join", answer,
+                [*(equals_from_scratch("v1", name) for name in ("join", "self_join")), JOIN_COST])

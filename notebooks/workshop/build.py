@@ -24,7 +24,7 @@ The API, general enough for any stage, final's included::
     check_piece(stage, attribute, piece, properties)   # raises Wrong, or returns
     swapped(stage, attribute, piece)                   # context manager
     equals_from_scratch(stage, program, inputs=None)   # -> Property
-    Property(name, examples, got, expected, example="history", reference="v0 from scratch")
+    Property(name, examples, got, expected, example="history", reference="v0 from scratch", rule="")
 
 e.g. ``check_piece("v3", "index.Index.compact", compact, [equals_from_scratch("v3", "count")])``.
 """
@@ -72,7 +72,9 @@ class Property:
 
     ``got`` runs with the learner's piece in place; ``expected`` is the
     reference (v0 from scratch, or a definition). ``example`` and
-    ``reference`` name the two in a ``Wrong`` message.
+    ``reference`` name the two in a ``Wrong`` message, and ``rule``, when
+    given, ends it: what the reference asks, for a property whose two sides
+    alone do not say why they differ (a definition, a cost).
     """
 
     name: str
@@ -81,6 +83,7 @@ class Property:
     expected: Callable[[Any], Any]
     example: str = "history"
     reference: str = "v0 from scratch"
+    rule: str = ""
 
 
 def equals_from_scratch(stage: str, program: str, inputs: st.SearchStrategy | None = None) -> Property:
@@ -218,9 +221,10 @@ def check_piece(stage: str, attribute: str, piece: Callable, properties: Sequenc
             return
     heading = (f"{prop.name} with your {where} differs from {prop.reference}; the smallest failing {prop.example}:\n"
                f"  {smallest!r}\n")
+    rule = f"\n{prop.rule}" if prop.rule else ""
     if error is not None:
-        raise Wrong(f"{heading}there your {where} raised {type(error).__name__}: {error}")
+        raise Wrong(f"{heading}there your {where} raised {type(error).__name__}: {error}{rule}")
     got, expected = _differing(got, expected)
     mine, theirs = f"with your {where}:", f"{prop.reference}:"
     width = max(len(mine), len(theirs))
-    raise Wrong(f"{heading}{mine:<{width}}  {got!r}\n{theirs:<{width}}  {expected!r}")
+    raise Wrong(f"{heading}{mine:<{width}}  {got!r}\n{theirs:<{width}}  {expected!r}{rule}")
