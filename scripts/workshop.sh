@@ -54,7 +54,10 @@ make_wheelhouse() {
         return
     fi
     say "downloading graphviz and its dependencies (.deb) into $dir/debs"
-    $sudo apt-get update -qq >/dev/null || die "apt-get update failed; check the network to the Debian mirror"
+    # Fresh package lists when root; otherwise the lists as they are (apt-get download needs no root).
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq >/dev/null || die "apt-get update failed; check the network to the Debian mirror"
+    fi
     local packages
     packages="$(graphviz_packages)"
     [ -n "$packages" ] || die "apt-cache knows no graphviz; is a Debian mirror in /etc/apt/sources.list?"
