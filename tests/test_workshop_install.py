@@ -23,6 +23,7 @@ import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,13 +48,16 @@ def online() -> bool:
     return True
 
 
-def clone(place: Path) -> Path:
-    """A fresh clone of this repository in ``place``; skips without git or a repository."""
+@pytest.fixture
+def clone(tmp_path: Path) -> Iterator[Path]:
+    """A fresh clone of this repository; skips without git or a repository. Removed afterwards, venv
+    included (about 450 MB), so that pytest's kept temporary folders stay small."""
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("needs git and a repository to clone")
-    target = place / "clone"
+    target = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(target)], check=True)
-    return target
+    yield target
+    shutil.rmtree(target, ignore_errors=True)
 
 
 def needs_root_for_dot() -> None:
@@ -87,11 +91,11 @@ def importable(python: Path, module: str) -> bool:
     return subprocess.run([str(python), "-c", code], env=CLEAN).returncode == 0
 
 
-def test_a_fresh_clone_gets_ready_with_the_workshop_set_only(tmp_path: Path) -> None:
+def test_a_fresh_clone_gets_ready_with_the_workshop_set_only(clone: Path, tmp_path: Path) -> None:
     if not online():
         pytest.skip("needs PyPI (no network)")
     needs_root_for_dot()
-    repository = clone(tmp_path)
+    repository = clone
     # An apt-get that logs its arguments, then runs the real one: chromium must never be asked for.
     shims, log = tmp_path / "shims", tmp_path / "apt-get.log"
     shims.mkdir()
@@ -117,9 +121,9 @@ def test_a_fresh_clone_gets_ready_with_the_workshop_set_only(tmp_path: Path) -> 
     assert again.returncode == 0 and "READY" in again.stdout, again.stdout + again.stderr
 
 
-def test_the_offline_route_installs_from_the_wheelhouse_alone(wheelhouse: Path, tmp_path: Path) -> None:
+def test_the_offline_route_installs_from_the_wheelhouse_alone(wheelhouse: Path, clone: Path) -> None:
     needs_root_for_dot()
-    repository = clone(tmp_path)
+    repository = clone
     # pip must not reach an index: no configured extra index or find-links either.
     env = {**CLEAN, "PIP_CONFIG_FILE": os.devnull}
     command = [str(repository / "scripts" / "workshop.sh"), "--offline", str(wheelhouse)]
@@ -151,7 +155,10 @@ def test_the_wheelhouse_debs_hold_a_dot_that_draws_on_its_own(wheelhouse: Path, 
     linked = subprocess.run(["ldd", str(dot)], capture_output=True, text=True, env=env, check=True).stdout
     outside = [line.strip() for line in linked.splitlines() if "=>" in line and str(tree) not in line]
     assert not outside, f"libraries not in the wheelhouse's debs: {outside}"
-    subprocess.run([str(dot), "-c"], env=env, check=True)  # what graphviz's postinst does: register plugins
-    svg = subprocess.run([str(dot), "-Tsvg"], input="digraph { a -> b }", capture_output=True, text=True,
-                         env=env, check=True).stdout
-    assert "<svg" in svg
+    try:
+        subprocess.run([str(dot), "-c"], env=env, check=True)  # what graphviz's postinst does: register plugins
+        svg = subprocess.run([str(dot), "-Tsvg"], input="digraph { a -> b }", capture_output=True, text=True,
+                             env=env, check=True).stdout
+        assert "<svg" in svg
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
