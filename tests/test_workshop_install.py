@@ -18,7 +18,9 @@ not removed to try ``dpkg -i`` for real. Needs git, and PyPI (skipped without).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -85,6 +87,24 @@ def wheelhouse() -> Path:
     return folder
 
 
+DAY = [path for path in sorted((ROOT / "notebooks").glob("*.ipynb")) if path.stem != "spark_pipeline"]
+"""The notebooks of the workshop day: the ladder, the final engine's three and the conformance oracle."""
+
+
+def day_imports() -> list[str]:
+    """Every module the day's notebooks import in their code cells (top-level ``import`` and ``from`` lines)."""
+    modules = set()
+    for path in DAY:
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            for line in "".join(cell["source"]).splitlines():
+                found = re.match(r"\s*(?:from\s+([\w.]+)\s+import\b|import\s+([\w.]+))", line)
+                if found:
+                    modules.add(found.group(1) or found.group(2))
+    return sorted(modules)
+
+
 def importable(python: Path, module: str) -> bool:
     """``module`` can be found by ``python`` (without importing it)."""
     code = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
@@ -113,6 +133,14 @@ def test_a_fresh_clone_gets_ready_with_the_workshop_set_only(clone: Path, tmp_pa
     for module in HEAVY:
         assert not importable(python, module), f"{module} is in the workshop's venv"
     assert importable(python, "nbclient") and importable(python, "graphviz")
+    # Every module the day's notebooks import imports in the workshop's venv (from notebooks/, as Jupyter runs them).
+    modules = day_imports()
+    assert "workshop" in modules and "matplotlib.pyplot" in modules
+    probe = (f"import importlib, sys; sys.path[:0] = [{str(repository)!r}, {str(repository / 'notebooks')!r}]\n"
+             f"for name in {modules!r}: importlib.import_module(name)")
+    imported = subprocess.run([str(python), "-c", probe], cwd=repository / "notebooks", capture_output=True,
+                              text=True, env={**CLEAN, "MPLBACKEND": "Agg"}, timeout=300)
+    assert imported.returncode == 0, imported.stderr[-3000:]
     assert "chromium" not in (log.read_text() if log.exists() else "")
     assert not (repository / ".venv").exists(), "workshop.sh made the developers' venv"
     # Run again: the check alone, and an install with nothing to do, are quick.
