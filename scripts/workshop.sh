@@ -26,9 +26,10 @@ python="${PYTHON:-python3}"
 say() { echo "workshop.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
+# The header above, as help; exits with $1 (2, a usage error, unless told).
 usage() {
     sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
-    exit 2
+    exit "${1:-2}"
 }
 
 if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
@@ -145,6 +146,9 @@ case "${1:-}" in
     --check)
         [ "$#" -eq 1 ] || usage
         check
+        ;;
+    -h|--help)
+        usage 0
         ;;
     *)
         usage
