@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prepare this checkout to run: a virtual environment in .venv with the pinned
 # requirements, and graphviz's `dot` for the diagrams. Idempotent: pip runs only
-# when requirements.txt differs from the copy stored at the last successful
-# install, and apt only when `dot` is missing. Meant to be sourced by the two
+# when requirements.txt or one of the sets it includes (requirements/*.txt)
+# differs from the copy stored at the last successful install, and apt only when
+# `dot` is missing. Meant to be sourced by the two
 # commands (scripts/tour.sh, scripts/test.sh) so the environment variables stick;
 # sourced from an interactive shell, it leaves that shell's options as it found them.
 _bootstrap_caller_flags="$-"
@@ -17,7 +18,10 @@ if [ ! -x "$venv/bin/python" ]; then
     echo "bootstrap: creating $venv" >&2
     python3 -m venv "$venv"
 fi
-if ! cmp -s "$root/requirements.txt" "$stamp"; then
+# What was installed is stamped as requirements.txt followed by every set it includes, so that a
+# change in an included file reinstalls too.
+_bootstrap_wanted="$(cat "$root/requirements.txt" "$root"/requirements/*.txt)"
+if [ ! -f "$stamp" ] || [ "$_bootstrap_wanted" != "$(cat "$stamp")" ]; then
     echo "bootstrap: installing requirements.txt into .venv (first run takes about a minute)" >&2
     log="$venv/pip-install.log"
     if ! { "$venv/bin/python" -m pip install --disable-pip-version-check --upgrade pip &&
@@ -26,8 +30,9 @@ if ! cmp -s "$root/requirements.txt" "$stamp"; then
         echo "bootstrap: pip install failed; the whole log is in $log" >&2
         exit 1
     fi
-    cp "$root/requirements.txt" "$stamp"
+    printf '%s\n' "$_bootstrap_wanted" >"$stamp"
 fi
+unset _bootstrap_wanted
 if ! command -v dot >/dev/null 2>&1; then
     echo "bootstrap: installing graphviz (for dot) with apt-get" >&2
     if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
