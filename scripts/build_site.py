@@ -15,10 +15,25 @@ or style, so the site works offline. Pages:
   sentence and its time; ``guide.html`` (the teacher's guide) and
   ``glossary.html``, from ``docs/site/*.md``;
 - one page per notebook in ladder order, titled by its first heading, with
-  previous and next links; solutions collapsed behind a click;
+  previous and next links, a link to download the notebook (copied into
+  ``notebooks/``) and its path in the repository; solutions collapsed behind
+  a click; every picture described by the notebook's own words (alt text);
 - ``library.html``, ``pipeline.html``, ``oracle.html``: the README's sections
   on using final/, the Spark pipeline and the conformance oracle;
   ``benchmarks.html``: ``tests/bench/README.md`` with its plots.
+
+Every page has an outline of its headings and a search box (``search.js``
+over ``assets/search-index.js``, written here: a script, so that it loads
+from file:// too), and reads on a phone: the route turns into a column,
+pictures keep a readable size in frames that scroll sideways, as do tables
+and printed output.
+
+Rebuilds are stable: the kernels run with a fixed hash seed and each cell's
+printed output is joined into one piece, with timings and memory addresses
+normalized (``RUN_DEPENDENT``); the few cells whose whole output is a
+measurement (``MEASURING``) keep the site's output while their code is the
+same (``--remeasure`` takes the new one). So executing the notebooks again
+gives the same pages.
 
 ``site/MANIFEST.json`` records the hash of every notebook each page was
 rendered from and of every other source; the tests fail when one changed
@@ -119,8 +134,13 @@ RUN_DEPENDENT = [
 ]
 """What a notebook prints that differs from run to run, and what the site shows instead: a time measured
 ("0.12 s" becomes "… s") and a memory address ("0x7f79d7eda476" becomes "0x…")."""
+MEASURING = {"final-34", "spark-21", "spark-23", "spark-25"}
+"""The cells (by id) whose whole output is a measurement, a ratio of times, a table or plot of them: a build
+keeps such a cell's output from the site built before while its code is the same (``--remeasure`` does not)."""
 NO_ALT = 'alt="No description has been provided for this image"'
 CELL_START = re.compile(r'(?=<div class="jp-Cell [^"]*" id="cell-id=)')
+CELL_ID = re.compile(r'<div class="jp-Cell [^"]*" id="cell-id=([^"]+)"')
+OUTPUTS = '<div class="jp-Cell-outputWrapper">'
 
 
 @dataclass
@@ -243,7 +263,7 @@ def with_alt_texts(body: str, texts: dict[str, str]) -> str:
     """The notebook's HTML with every picture described (nbconvert's placeholder replaced by ``alt_texts``)."""
     cells = CELL_START.split(body)
     for number, cell in enumerate(cells):
-        found = re.match(r'<div class="jp-Cell [^"]*" id="cell-id=([^"]+)"', cell)
+        found = CELL_ID.match(cell)
         if found is None or NO_ALT not in cell:
             continue
         text, count = texts.get(found.group(1), "A picture drawn by this cell"), cell.count(NO_ALT)
@@ -251,6 +271,23 @@ def with_alt_texts(body: str, texts: dict[str, str]) -> str:
             label = text if count == 1 else f"{text} (picture {picture} of {count})"
             cell = cell.replace(NO_ALT, f'alt="{html.escape(label)}"', 1)
         cells[number] = cell
+    return "".join(cells)
+
+
+def with_measurements_kept(body: str, before: str) -> str:
+    """The notebook's HTML with each ``MEASURING`` cell as ``before`` (the page built before) shows it, when the
+    cell's code there is the same: a rebuild does not change a page only because a measurement did."""
+    kept = {}
+    for cell in CELL_START.split(before):
+        found = CELL_ID.match(cell)
+        if found and found.group(1) in MEASURING:
+            kept[found.group(1)] = cell
+    cells = CELL_START.split(body)
+    for number, cell in enumerate(cells):
+        found = CELL_ID.match(cell)
+        old = kept.get(found.group(1)) if found else None
+        if old is not None and old.partition(OUTPUTS)[0] == cell.partition(OUTPUTS)[0]:
+            cells[number] = old
     return "".join(cells)
 
 
@@ -349,21 +386,29 @@ class Builder:
     """Builds every page into ``out``, executing the ``selected`` notebooks and taking the others' bodies from
     the site already built (``previous``)."""
 
-    def __init__(self, out: Path, previous: Path) -> None:
-        self.out, self.previous = out, previous
+    def __init__(self, out: Path, previous: Path, remeasure: bool = False) -> None:
+        self.out, self.previous, self.remeasure = out, previous, remeasure
         self.stops = route()
         self.notebooks = {stop.path.stem for stop in self.stops}
+        cells = {cell.get("id") for stop in self.stops for cell in nbformat.read(stop.path, as_version=4).cells}
+        if not MEASURING <= cells:
+            raise SiteError(f"MEASURING in scripts/build_site.py names cells no notebook has: "
+                            f"{sorted(MEASURING - cells)}")
         self.readme = (ROOT / "README.md").read_text()
         self.images: dict[Path, str] = {}
 
     def notebook_body(self, stop: Stop, selected: bool) -> str:
+        """The cells of the notebook's page: executed now if ``selected`` (its measurements kept from the page
+        built before, unless remeasuring), else as the page built before shows them."""
+        built = self.previous / stop.page
+        found = BODY.search(built.read_text()) if built.exists() else None
         if selected:
             if not sys.stderr.isatty():
                 print(f"executing {stop.path.relative_to(ROOT)}", flush=True)
             body, _ = exporter().from_notebook_node(execute(stop.path))
-            return body.strip()
-        built = self.previous / stop.page
-        found = BODY.search(built.read_text()) if built.exists() else None
+            if found is None or self.remeasure:
+                return body.strip()
+            return with_measurements_kept(body.strip(), found.group(1))
         if found is None:
             raise SiteError(f"{stop.path.name} has no page in {self.previous} yet: build it with "
                             f"scripts/site.sh {stop.module}")
@@ -531,9 +576,9 @@ def source_files() -> list[Path]:
     return files
 
 
-def build(out: Path, names: list[str], pages_only: bool, previous: Path = SITE) -> list[Path]:
+def build(out: Path, names: list[str], pages_only: bool, previous: Path = SITE, remeasure: bool = False) -> list[Path]:
     """Write the site into ``out``; return the notebooks executed. See the module docstring for the modes."""
-    builder = Builder(out, previous)
+    builder = Builder(out, previous, remeasure)
     if pages_only:
         selected = []
     elif names:
@@ -556,9 +601,11 @@ def main() -> int:
     parser.add_argument("names", nargs="*", help="execute only the notebooks whose file name contains one of these")
     parser.add_argument("--pages", action="store_true", help="execute no notebook: rebuild the pages around them")
     parser.add_argument("--out", type=Path, default=SITE, help=f"where to write the site (default {SITE})")
+    parser.add_argument("--remeasure", action="store_true",
+                        help="show the measuring cells' new output (by default they keep the site's while unchanged)")
     args = parser.parse_args()
     try:
-        executed = build(args.out, args.names, args.pages)
+        executed = build(args.out, args.names, args.pages, remeasure=args.remeasure)
     except SiteError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

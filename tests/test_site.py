@@ -9,8 +9,9 @@ Playwright from PyPI, served from site/ on localhost with every request to
 another host refused: each page loads without a console error and offline,
 every picture has loaded and fits a 1,280 px window, every internal link
 (SVG links in the route picture included) reaches a page and anchor that
-exist (or a file the site serves, a notebook to download), a solution opens on click, and the previous/next links walk the
-ladder in order, both ways. At 1,280 px and at a phone's 390 px, no page is
+exist (or a file the site serves, a notebook to download), a solution
+opens on click, and the previous/next links walk the ladder in order, both
+ways. At 1,280 px and at a phone's 390 px, no page is
 wider than the window, every picture is drawn at a readable size (in a frame
 that scrolls sideways if it must), every table and printed output scrolls
 sideways rather than wrap, and notebook pages use the same type size as the
@@ -104,6 +105,21 @@ def test_every_picture_is_described_and_every_notebook_is_served() -> None:
 def test_run_dependent_output_is_normalized() -> None:
     assert build_site.normalized("load 0.12 s, step 3.5ms, at 0x7f79d7eda476") == "load … s, step …ms, at 0x…"
     assert build_site.normalized("3 records, version (1, 2), 10x faster") == "3 records, version (1, 2), 10x faster"
+
+
+def test_a_measuring_cell_keeps_its_output_while_its_code_is_the_same() -> None:
+    measuring = sorted(build_site.MEASURING)[0]
+
+    def cell(ident: str, code: str, output: str) -> str:
+        return (f'<div class="jp-Cell jp-CodeCell" id="cell-id={ident}">{code}'
+                f'{build_site.OUTPUTS}{output}</div></div>\n')
+
+    before = cell(measuring, "time it", "12 ms") + cell("other", "count", "3")
+    rebuilt = cell(measuring, "time it", "15 ms") + cell("other", "count", "4")
+    kept = cell(measuring, "time it", "12 ms") + cell("other", "count", "4")
+    assert build_site.with_measurements_kept(rebuilt, before) == kept
+    changed = cell(measuring, "time it twice", "15 ms")
+    assert build_site.with_measurements_kept(changed, before) == changed
 
 
 def test_the_route_puts_every_notebook_in_ladder_order() -> None:
