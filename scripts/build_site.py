@@ -134,6 +134,10 @@ RUN_DEPENDENT = [
 ]
 """What a notebook prints that differs from run to run, and what the site shows instead: a time measured
 ("0.12 s" becomes "… s") and a memory address ("0x7f79d7eda476" becomes "0x…")."""
+JVM_NOISE = re.compile(r"^(?:WARNING: Using incubator modules: .*|Setting default log level to .*"
+                       r"|To adjust logging level use sc\.setLogLevel.*|\d\d/\d\d/\d\d \d\d:\d\d:\d\d WARN .*)\n", re.M)
+"""What Spark's JVM writes to the kernel's stderr as it starts: it reaches the notebook or not depending on how the
+kernel was started, so the site leaves it out."""
 MEASURING = {"final-34", "spark-21", "spark-23", "spark-25"}
 """The cells (by id) whose whole output is a measurement, a ratio of times, a table or plot of them: a build
 keeps such a cell's output from the site built before while its code is the same (``--remeasure`` does not)."""
@@ -223,10 +227,14 @@ def execute(path: Path) -> nbformat.NotebookNode:
     ).execute(env={**os.environ, **KERNEL_ENV})
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
+            if output.get("name") == "stderr":
+                output.text = JVM_NOISE.sub("", output.text)
             if "text" in output:
                 output.text = normalized(output.text)
             if "text/plain" in output.get("data", {}):
                 output.data["text/plain"] = normalized(output.data["text/plain"])
+        if "outputs" in cell:
+            cell.outputs = [output for output in cell.outputs if output.get("text", True)]
     return notebook
 
 

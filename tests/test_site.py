@@ -105,6 +105,8 @@ def test_every_picture_is_described_and_every_notebook_is_served() -> None:
 def test_run_dependent_output_is_normalized() -> None:
     assert build_site.normalized("load 0.12 s, step 3.5ms, at 0x7f79d7eda476") == "load … s, step …ms, at 0x…"
     assert build_site.normalized("3 records, version (1, 2), 10x faster") == "3 records, version (1, 2), 10x faster"
+    assert build_site.JVM_NOISE.sub("", 'WARNING: Using incubator modules: jdk.incubator.vector\nSetting default log '
+                                   'level to "WARN".\nan error of the notebook\n') == "an error of the notebook\n"
 
 
 def test_a_measuring_cell_keeps_its_output_while_its_code_is_the_same() -> None:
