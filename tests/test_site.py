@@ -9,8 +9,16 @@ Playwright from PyPI, served from site/ on localhost with every request to
 another host refused: each page loads without a console error and offline,
 every picture has loaded and fits a 1,280 px window, every internal link
 (SVG links in the route picture included) reaches a page and anchor that
-exist, a solution opens on click, and the previous/next links walk the
-ladder in order, both ways. Screenshots go to out/site/screenshots/.
+exist (or a file the site serves, a notebook to download), a solution
+opens on click, and the previous/next links walk the ladder in order, both
+ways. At 1,280 px and at a phone's 390 px, no page is
+wider than the window, every picture is drawn at a readable size (in a frame
+that scrolls sideways if it must), every table and printed output scrolls
+sideways rather than wrap, and notebook pages use the same type size as the
+others; the search box finds a page by a word, and every notebook page links
+to its notebook, which the site serves. Screenshots go to
+out/site/screenshots/. The slowest test executes every notebook again and
+expects the committed pages back.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
 SCREENSHOTS = ROOT / "out" / "site" / "screenshots"
 WIDTH, HEIGHT = 1280, 900
+PHONE = 390
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 """As root, in a sandbox whose network reaches only the package registries: no background connections."""
@@ -67,6 +76,52 @@ def test_building_the_pages_again_gives_the_committed_site(tmp_path: Path) -> No
     stale = sorted(str(path) for path in built if (tmp_path / path).read_bytes() != (SITE / path).read_bytes())
     assert not stale, f"site/ was built from other sources than today's ({stale}): " \
         f"run scripts/site.sh --pages and commit site/"
+
+
+@pytest.mark.slow
+def test_executing_every_notebook_again_gives_the_committed_site(tmp_path: Path) -> None:
+    """A full build (every notebook executed in a fresh kernel, hash seed fixed, timings normalized) writes
+    the committed site byte for byte: rebuilding is stable."""
+    build_site.build(tmp_path, [], pages_only=False, previous=SITE)
+    differ = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*")
+                    if path.is_file() and path.read_bytes() != (SITE / path.relative_to(tmp_path)).read_bytes())
+    assert not differ, f"a full rebuild differs from site/ in {differ}: some output depends on the run " \
+        "(normalize it in build_site.RUN_DEPENDENT) or site/ is stale (run scripts/site.sh and commit site/)"
+
+
+def test_every_picture_is_described_and_every_notebook_is_served() -> None:
+    """No image keeps nbconvert's placeholder or an empty alt text, and each notebook page's download link
+    points at a copy of its notebook in the site."""
+    missing = {path.name: len(re.findall(r'<img\b(?![^>]*\balt="[^"]+")[^>]*>|No description has been provided',
+                                         path.read_text())) for path in pages()}
+    assert not any(missing.values()), f"images without a description: {missing}"
+    for stop in build_site.route():
+        page = (SITE / stop.page).read_text()
+        assert f'href="notebooks/{stop.path.name}" download' in page, f"{stop.page} has no download link"
+        assert (SITE / "notebooks" / stop.path.name).read_bytes() == stop.path.read_bytes(), (
+            f"site/notebooks/{stop.path.name} is not the notebook as it is now: {REBUILD}")
+
+
+def test_run_dependent_output_is_normalized() -> None:
+    assert build_site.normalized("load 0.12 s, step 3.5ms, at 0x7f79d7eda476") == "load … s, step …ms, at 0x…"
+    assert build_site.normalized("3 records, version (1, 2), 10x faster") == "3 records, version (1, 2), 10x faster"
+    assert build_site.JVM_NOISE.sub("", 'WARNING: Using incubator modules: jdk.incubator.vector\nSetting default log '
+                                   'level to "WARN".\nan error of the notebook\n') == "an error of the notebook\n"
+
+
+def test_a_measuring_cell_keeps_its_output_while_its_code_is_the_same() -> None:
+    measuring = sorted(build_site.MEASURING)[0]
+
+    def cell(ident: str, code: str, output: str) -> str:
+        return (f'<div class="jp-Cell jp-CodeCell" id="cell-id={ident}">{code}'
+                f'{build_site.OUTPUTS}{output}</div></div>\n')
+
+    before = cell(measuring, "time it", "12 ms") + cell("other", "count", "3")
+    rebuilt = cell(measuring, "time it", "15 ms") + cell("other", "count", "4")
+    kept = cell(measuring, "time it", "12 ms") + cell("other", "count", "4")
+    assert build_site.with_measurements_kept(rebuilt, before) == kept
+    changed = cell(measuring, "time it twice", "15 ms")
+    assert build_site.with_measurements_kept(changed, before) == changed
 
 
 def test_the_route_puts_every_notebook_in_ladder_order() -> None:
@@ -148,11 +203,12 @@ def browser() -> Iterator[object]:
 
 
 class Visit:
-    """A page opened at 1,280 x 900, with every console error, failed or outside request recorded."""
+    """A page opened at 1,280 x 900 (or ``width`` wide), with every console error, failed or outside request
+    recorded."""
 
-    def __init__(self, browser: object, server: str) -> None:
+    def __init__(self, browser: object, server: str, width: int = WIDTH) -> None:
         self.server = server
-        self.context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+        self.context = browser.new_context(viewport={"width": width, "height": HEIGHT})
         self.page = self.context.new_page()
         self.problems: list[str] = []
         self.page.on("console", lambda message: message.type == "error" and self.problems.append(
@@ -187,6 +243,14 @@ def visit(browser: object, server: str) -> Iterator[Visit]:
     opened.close()
 
 
+@pytest.fixture(params=[WIDTH, PHONE], ids=["1280px", "390px"])
+def visit_at(request: pytest.FixtureRequest, browser: object, server: str) -> Iterator[Visit]:
+    """A visit at a desktop's width, then at a phone's."""
+    opened = Visit(browser, server, request.param)
+    yield opened
+    opened.close()
+
+
 PICTURES = """() => {
   const width = window.innerWidth;
   const problems = [];
@@ -201,6 +265,42 @@ PICTURES = """() => {
   }
   if (document.documentElement.scrollWidth > width) {
     problems.push(`the page is ${document.documentElement.scrollWidth} px wide`);
+  }
+  return problems;
+}"""
+
+READABLE = """() => {
+  const width = window.innerWidth;
+  const problems = [];
+  const scrolls = element => {
+    for (let up = element.parentElement; up && up !== document.body; up = up.parentElement) {
+      const frame = getComputedStyle(up).overflowX;
+      if (frame === 'auto' || frame === 'scroll') return up.getBoundingClientRect().right <= width + 0.5;
+    }
+    return false;
+  };
+  for (const img of document.querySelectorAll('img')) {
+    const box = img.getBoundingClientRect();
+    if (box.width && img.naturalWidth && box.width < READABLE * img.naturalWidth - 1) {
+      problems.push(`image shrunk to ${Math.round(box.width)} of its ${img.naturalWidth} px: ${img.alt}`);
+    }
+    if (box.right > width + 0.5 && !scrolls(img)) problems.push(`image ends at ${Math.round(box.right)} px unframed`);
+  }
+  for (const text of document.querySelectorAll('.route svg text')) {
+    const box = text.getBoundingClientRect();
+    if (box.height && box.height < 11) problems.push(`route label ${text.textContent}: ${box.height.toFixed(1)} px`);
+  }
+  if (document.querySelector('.route') && !Array.from(document.querySelectorAll('.route svg text')).some(
+      text => text.getBoundingClientRect().height)) problems.push('no route shown');
+  for (const table of document.querySelectorAll('main table')) {
+    if (!scrolls(table)) problems.push(`a table (${table.textContent.trim().slice(0, 40)}) is in no scrolling frame`);
+  }
+  for (const pre of document.querySelectorAll('.jp-OutputArea-output pre')) {
+    if (getComputedStyle(pre).whiteSpace !== 'pre') problems.push('printed output wraps its lines');
+  }
+  const paragraph = document.querySelector('main p');
+  if (paragraph && getComputedStyle(paragraph).fontSize !== '16px') {
+    problems.push(`text is ${getComputedStyle(paragraph).fontSize}, not 16px`);
   }
   return problems;
 }"""
@@ -223,6 +323,52 @@ def test_every_page_loads_offline_without_errors_and_its_pictures_fit(visit: Vis
 
 
 @pytest.mark.slow
+def test_every_page_reads_at_a_desktops_and_a_phones_width(visit_at: Visit) -> None:
+    """No page is wider than the window; pictures are drawn at a readable size, framed to scroll sideways if
+    they must; tables and printed output scroll rather than wrap; one type size for every page."""
+    width = visit_at.page.viewport_size["width"]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    problems = {}
+    for path in pages():
+        visit_at.problems.clear()
+        page = visit_at.open(path.name)
+        page.wait_for_load_state("networkidle")
+        found = [*visit_at.problems, *page.evaluate(READABLE.replace("READABLE", str(build_site.READABLE)))]
+        overflow = page.evaluate("() => document.documentElement.scrollWidth")
+        if overflow > width:
+            found.append(f"the page is {overflow} px wide in a {width} px window")
+        if found:
+            problems[path.name] = found
+        if path.stem in ("index", "glossary", "benchmarks"):
+            page.screenshot(path=str(SCREENSHOTS / f"{path.stem}-{width}.png"))
+    assert not problems, json.dumps(problems, indent=1)
+
+
+@pytest.mark.slow
+def test_the_search_box_finds_a_page_by_a_word(visit: Visit) -> None:
+    page = visit.open("glossary.html")
+    page.fill("#search-box", "antichain")
+    results = page.locator("#search-results a")
+    results.first.wait_for()
+    hrefs = [results.nth(n).get_attribute("href") for n in range(results.count())]
+    assert any(href.startswith("v5_partial_orders.html") for href in hrefs), hrefs
+    page.fill("#search-box", "zzyzx-no-such-word")
+    assert page.locator("#search-results").inner_text().startswith("No page holds")
+    assert not visit.problems, visit.problems
+
+
+@pytest.mark.slow
+def test_every_notebook_page_links_its_notebook(visit: Visit, server: str) -> None:
+    for stop in build_site.route():
+        page = visit.open(stop.page)
+        link = page.locator("a[download]")
+        assert link.count() == 1, f"{stop.page} has no download link"
+        response = page.request.get(urljoin(urljoin(server, stop.page), link.get_attribute("href")))
+        assert response.ok and json.loads(response.body())["cells"], f"{stop.page}: the notebook is not served"
+        assert stop.path.relative_to(ROOT).as_posix() in page.locator(".notebook-source").inner_text()
+
+
+@pytest.mark.slow
 def test_every_internal_link_reaches_a_page_and_anchor_that_exist(visit: Visit, server: str) -> None:
     ids = {path.name: set(re.findall(r'\bid="([^"]+)"', path.read_text())) for path in pages()}
     broken = []
@@ -233,7 +379,7 @@ def test_every_internal_link_reaches_a_page_and_anchor_that_exist(visit: Visit, 
             if url.netloc != urlparse(server).netloc:
                 continue
             target = url.path.lstrip("/") or "index.html"
-            if target not in ids:
+            if target not in ids and (url.fragment or not (SITE / target).is_file()):
                 broken.append(f"{path.name}: {href} (no such page)")
             elif url.fragment and url.fragment not in ids[target]:
                 broken.append(f"{path.name}: {href} (no anchor {url.fragment!r} in {target})")
