@@ -198,7 +198,8 @@ def write_readme(readme: Path, text: str) -> None:
 
 def plot(table: dict, folder: Path) -> list[Path]:
     """Three PNGs: update latency against N (log-log, one panel per workload), per-change cost in versions of
-    1,000, and load time against N."""
+    1,000, and load time against N. The panels are stacked one per row, with one legend under them, so that
+    each stays readable on a narrow screen (a phone, a projector's half)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -213,26 +214,26 @@ def plot(table: dict, folder: Path) -> list[Path]:
     ]
     written = []
     for filename, names, value, label in figures:
-        figure, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 3.4), squeeze=False)
-        for axis, workload in zip(axes[0], names, strict=True):
+        figure, axes = plt.subplots(len(names), 1, figsize=(6.0, 2.6 * len(names) + 0.9), squeeze=False,
+                                    layout="constrained")
+        for axis, workload in zip(axes[:, 0], names, strict=True):
             for engine in engines:
                 points = sorted((n, value(result)) for (e, w, n), result in table.items()
                                 if e == engine and w == workload and result.status == "ok")
                 if points:
                     axis.plot(*zip(*points, strict=True), marker="o", label=engine, color=colors[engine],
                               linewidth=2.5 if engine == "final" else 1.2)
-            axis.set(xscale="log", yscale="log", title=f"{workload}: {DESCRIPTIONS[workload]}"[:48], xlabel="N")
-            axis.title.set_fontsize(8)
+            axis.set(xscale="log", yscale="log", title=f"{workload}: {DESCRIPTIONS[workload]}"[:70], xlabel="N",
+                     ylabel=label)
+            axis.title.set_fontsize(10)
             axis.grid(True, which="major", alpha=0.3)
-        axes[0][0].set_ylabel(label)
         handles, labels = axes[0][0].get_legend_handles_labels()
-        for axis in axes[0][1:]:
+        for axis in axes[1:, 0]:
             for handle, text in zip(*axis.get_legend_handles_labels(), strict=True):
                 if text not in labels:
                     handles.append(handle)
                     labels.append(text)
-        figure.legend(handles, labels, loc="center right", fontsize=8)
-        figure.tight_layout(rect=(0, 0, 0.9, 1))
+        figure.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), fontsize=9)
         target = folder / filename
         figure.savefig(target, dpi=90)
         plt.close(figure)
