@@ -264,9 +264,9 @@ def _fuzz(arguments: argparse.Namespace) -> int:
             else:
                 print(f"shrinking {case.name} ...", file=sys.stderr)
                 shrunk = shrink_failure(report, case, _attempt(engine), arguments.shrink_budget)
-            history = json.dumps([message.to_json() for message in shrunk.case.messages])
-            if f"{shrunk.case.program}:{history}" not in seen:  # two failures shrunk to one history: one file
-                seen.add(f"{shrunk.case.program}:{history}")
+            history = shrunk.case.program + json.dumps([message.to_json() for message in shrunk.case.messages])
+            if history not in seen:  # two failures shrunk to one history: one file
+                seen.add(history)
                 written = write_case(shrunk.case, out)
                 session.file.found(shrunk, written)
                 found.append((written, shrunk))

@@ -436,17 +436,6 @@ class Report:
             value["escaped"] = self.escaped
         return value
 
-    def to_json(self) -> dict:
-        """The whole report as one JSON value, as ``read_report`` assembles a report file."""
-        return {**self.header(), **self.summary(), "complete": not self.interrupted,
-                "verdicts": [self.verdict_json(verdict) for verdict in self.verdicts],
-                "smallest_failing": {program: case.to_json() for program, case in sorted(self.smallest.items())},
-                "shrinking": {program: _shrink_facts(shrunk) for program, shrunk in sorted(self.shrinking.items())}}
-
-
-def _shrink_facts(shrunk: Shrunk) -> dict:
-    return {key: value for key, value in shrunk.to_json().items() if key != "case"}
-
 
 class ReportFile:
     """A report written as it goes, one JSON line each: the ``header`` first, then a ``verdict`` per case

@@ -626,6 +626,14 @@ def cache_folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dd-conformance"
 
 
+def _cached(name: str, pins: bytes) -> Path:
+    """The folder of the user cache (``cache_folder``) where ``name``'s install for these ``pins`` goes, made
+    if missing: named by the pins' hash, so new pins get a folder of their own."""
+    place = cache_folder() / f"{name}-{hashlib.sha256(pins).hexdigest()[:16]}"
+    place.mkdir(parents=True, exist_ok=True)
+    return place
+
+
 def _npm_engine(name: str, folder: Path, timeout: float, max_lines: int, max_bytes: int,
                 arguments: Sequence[str] = ()) -> CommandEngine:
     """The Node adapter ``folder/adapter.mjs`` with ``arguments``, run from a folder of the user cache
@@ -636,8 +644,7 @@ def _npm_engine(name: str, folder: Path, timeout: float, max_lines: int, max_byt
         if shutil.which(tool) is None:
             raise EngineError(f"the {name} adapter needs {tool} on the PATH (Node.js 18 or newer)")
     pins = [(folder / file).read_bytes() for file in ("package.json", "package-lock.json")]
-    place = cache_folder() / f"{name}-{hashlib.sha256(b''.join(pins)).hexdigest()[:16]}"
-    place.mkdir(parents=True, exist_ok=True)
+    place = _cached(name, b"".join(pins))
     with _installing(place):
         if not (place / "node_modules" / "@electric-sql" / name).exists():
             print(f"installing {name} (npm ci in {place}) ...", file=sys.stderr)
@@ -763,10 +770,9 @@ def venv_engine(name: str, folder: Path, timeout: float = DEFAULT_TIMEOUT, max_l
         EngineError: no Python 3.12 or newer, or making the venv or installing into it fails.
     """
     wanted = (folder / "requirements.txt").read_bytes()
-    place = cache_folder() / f"{name}-{hashlib.sha256(wanted).hexdigest()[:16]}"
+    place = _cached(name, wanted)
     venv, marker = place / ".venv", place / "installed-requirements.txt"
     python = venv / "bin" / "python"
-    place.mkdir(parents=True, exist_ok=True)
     with _installing(place):
         if not (python.exists() and marker.exists() and marker.read_bytes() == wanted):
             interpreter = python312()
