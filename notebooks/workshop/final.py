@@ -2,7 +2,8 @@
 
 The documents' examples (``tests.catalog``) write a program's input as one
 history per input, a list of ``(record, version, multiplicity)``. ``feed``
-sends such histories through ``final``'s input sessions and runs the graph;
+sends such histories through ``final``'s input sessions and runs the graph
+(``feed_graph`` also gives the graph, for its operators and its picture);
 ``run`` reads the output at every input version, and ``from_scratch`` gives
 v0's answer at the same versions, so a notebook can assert that the two agree.
 ``reachability`` is the loop the final3 notebook watches, and the
@@ -16,7 +17,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import final
@@ -40,25 +41,35 @@ def versions_of(histories: Iterable[History]) -> list[Any]:
     return sorted({version for history in histories for _, version, _ in history}, key=sort_key)
 
 
-def build(program: Callable[..., Any], inputs: int = 1, zero: Any = 0) -> tuple[list[Any], Any, Any]:
-    """``(sessions, output, graph)``: ``program`` built on ``inputs`` fresh input sessions, its result kept."""
+def build(program: Callable[..., Any], inputs: int | Sequence[str] = 1,
+          zero: Any = 0) -> tuple[list[Any], Any, Any]:
+    """``(sessions, output, graph)``: ``program`` built on fresh input sessions, its result kept; ``inputs`` is
+    how many, or their names (the graph's picture shows them)."""
     builder = final.GraphBuilder(zero)
-    streams, sessions = zip(*(builder.new_session() for _ in range(inputs)), strict=True)
+    names = [None] * inputs if isinstance(inputs, int) else list(inputs)
+    streams, sessions = zip(*(builder.new_session(name) for name in names), strict=True)
     output = program(*streams).output("result")
     return list(sessions), output, builder.finalize()
 
 
-def feed(program: Callable[..., Any], histories: list[History]) -> Any:
-    """``program`` run on one input per history, each change sent and every input closed: its ``Output``."""
+def feed_graph(program: Callable[..., Any], histories: list[History],
+               names: Sequence[str] | None = None) -> tuple[Any, Any]:
+    """``program`` run on one input per history (named ``names``, when given), each change sent and every input
+    closed: its ``Output`` and the finished graph."""
     first = versions_of(histories)[0]
     zero = tuple(0 for _ in first) if isinstance(first, tuple) else 0
-    sessions, output, graph = build(program, len(histories), zero)
+    sessions, output, graph = build(program, names or len(histories), zero)
     for session, history in zip(sessions, histories, strict=True):
         for record, version, multiplicity in history:
             session.update_at(record, version, multiplicity)
         session.close()  # no more changes, ever: every version is finished
     graph.run()
-    return output
+    return output, graph
+
+
+def feed(program: Callable[..., Any], histories: list[History]) -> Any:
+    """``program`` run on one input per history, each change sent and every input closed: its ``Output``."""
+    return feed_graph(program, histories)[0]
 
 
 def run(program: Callable[..., Any], histories: list[History], at: Iterable[Any] | None = None) -> Result:
@@ -87,6 +98,15 @@ def show(result: Mapping[Any, Mapping[Any, int]]) -> None:
     """Print a result (version -> {record: multiplicity}), one version per line."""
     for version in sorted(result):
         print(f"version {version}: {sorted(result[version].items(), key=repr)}")
+
+
+def show_table(result: Result, columns: Sequence[str], width: int = 12) -> None:
+    """Print a result whose records are tuples as a table per version, a column per part, None as NULL (one row
+    per record: for results that hold each record once)."""
+    for version in sorted(result):
+        print(f"version {version}")
+        for row in [columns, *sorted(result[version], key=repr)]:
+            print("  " + " ".join(f"{'NULL' if part is None else str(part):<{width}}" for part in row))
 
 
 def reachability(roots: Any, edges: Any, watch: Callable[[Any], None] | None = None,
