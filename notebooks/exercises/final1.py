@@ -1,10 +1,10 @@
-"""Checkers for the exercises of ``final1_operators.ipynb``: an output read, failures, ``join_function`` logic.
+"""Checkers for the exercises of ``final1_operators.ipynb``: failures, ``join_function`` logic.
 
 Each checker drives ``final`` through its public API only (input sessions,
 ``graph.run()``, ``Output`` handles), and the right answer is what final
-does, cross-checked against a from-scratch computation (v0, or plain Python).
-The data an exercise is about is defined here (``DRIVE_LINES``,
-``DIVIDE_INPUTS``, ``LATE_CHANGE``, ``SUBSCRIPTIONS``), so the notebook shows
+does (for the subscriptions, cross-checked against plain Python from scratch).
+The data an exercise is about is defined here (``DIVIDE_INPUTS``,
+``COUNT_INPUTS``, ``LATE_CHANGE``, ``SUBSCRIPTIONS``), so the notebook shows
 the very data the checker judges.
 """
 
@@ -14,73 +14,12 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from workshop import Wrong, as_multiset, exercise
-from workshop.final import feed, from_scratch
+from workshop import Wrong, exercise
+from workshop.final import feed
 
 import final
 
-# Exercise 1: reading an output.
-
-DRIVE_LINES = {0: ["a rose is a rose"], 1: ["a pen"]}
-"""The sentences inserted at each version of exercise 1; the session then advances to 2 and the graph runs."""
-
-READS = ("changes(1)", "at(1)", "finished(2)")
-"""What exercise 1 asks of the output, as the keys of the answer."""
-
-
-def word_count(sentences: Any) -> Any:
-    """``(word, count)`` for every word of the sentences (on any stage: a v0 collection or a final stream)."""
-    return sentences.flat_map(str.split).map(lambda word: (word, ())).count()
-
-
-def reads_by_final() -> dict[str, Any]:
-    """What ``word_count``'s ``Output`` answers for each of ``READS`` after the session calls of exercise 1."""
-    builder = final.GraphBuilder(0)
-    sentences, session = builder.new_session("sentences")
-    counts = word_count(sentences).output("counts")
-    graph = builder.finalize()
-    for version, lines in DRIVE_LINES.items():
-        for line in lines:
-            session.insert(line)
-        session.advance_to(version + 1)
-    graph.run()
-    return {"changes(1)": counts.changes(1), "at(1)": counts.at(1), "finished(2)": counts.finished(2)}
-
-
-@exercise
-def read_an_output(answer: Any) -> None:
-    """The learner's ``{"changes(1)": ..., "at(1)": ..., "finished(2)": ...}`` for the word count's output."""
-    truth = reads_by_final()
-    history = [[(line, version, 1) for version, lines in DRIVE_LINES.items() for line in lines]]
-    assert {1: truth["at(1)"]} == from_scratch(word_count, history, [1]), "final and v0 disagree"
-    if not isinstance(answer, dict) or set(answer) != set(READS):
-        raise Wrong(
-            f"give a dict with the keys {', '.join(map(repr, READS))}: two {{record: multiplicity}} dicts and "
-            f"True or False; you gave {answer!r}"
-        )
-    if not isinstance(answer["finished(2)"], bool):
-        raise Wrong(f"'finished(2)' is True or False, not {answer['finished(2)']!r}")
-    at_1 = as_multiset(answer["at(1)"], "'at(1)'")
-    if at_1 != truth["at(1)"]:
-        raise Wrong(
-            f"'at(1)': you gave {at_1}, but the counts at version 1 are {truth['at(1)']}: at(1) is the whole "
-            f"collection there, the sum of the changes at versions 0 and 1, one (word, count) record per word"
-        )
-    changes_1 = as_multiset(answer["changes(1)"], "'changes(1)'")
-    if changes_1 != truth["changes(1)"]:
-        raise Wrong(
-            f"'changes(1)': you gave {changes_1}, but the output changes by {truth['changes(1)']} at version 1: "
-            f"a count is a record (word, n), so a count going from 2 to 3 is (word, 2) -1 and (word, 3) +1, "
-            f"and only the words version 1 touched change"
-        )
-    if answer["finished(2)"] is not truth["finished(2)"]:
-        raise Wrong(
-            "'finished(2)': the session advanced to 2, which promises nothing before version 2 will change; "
-            "version 2 itself may still change, so it is not finished and reading it is refused"
-        )
-
-
-# Exercise 2: which exception, and does the graph still work afterwards?
+# Exercise 1: which exception, and does the graph still work afterwards?
 
 DIVIDE_INPUTS = [[4, 5], [0]]
 """Program "divide", ``numbers.map(lambda n: 100 // n)``: version 0 inserts 4 and 5, version 1 inserts 0."""
@@ -208,7 +147,7 @@ def predict_failures(answer: Any) -> None:
             )
 
 
-# Exercise 3: join_function logic.
+# Exercise 2: join_function logic.
 
 SUBSCRIPTIONS = [
     (("ann", 2, 3), 0, 1),

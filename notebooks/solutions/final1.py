@@ -4,14 +4,6 @@ from __future__ import annotations
 
 import final
 
-read_an_output = {
-    "changes(1)": {("a", 2): -1, ("a", 3): 1, ("pen", 1): 1},
-    "at(1)": {("a", 3): 1, ("rose", 2): 1, ("is", 1): 1, ("pen", 1): 1},
-    "finished(2)": False,
-}
-"""Version 1 adds a third "a" and a "pen": the count record ("a", 2) goes and ("a", 3) comes. at(1) is the whole
-collection there. The session has advanced to 2, so version 2 may still change: it is not finished."""
-
 predict_failures = {
     "divide": (final.FunctionError, False),
     "count": (final.RecordError, False),
@@ -35,15 +27,9 @@ def _subscription_one_short(record):
 
 
 MISTAKES = {
-    "read_an_output": {
-        "changes(1)": {("a", 1): 1, ("pen", 1): 1},
-        "at(1)": {("a", 3): 1, ("rose", 2): 1, ("is", 1): 1, ("pen", 1): 1},
-        "finished(2)": False,
-    },
     "predict_failures": {
         "divide": (ZeroDivisionError, False), "count": (final.RecordError, True), "late": (final.VersionError, True)},
     "subscription_logic": _subscription_one_short,
 }
-"""A plausible wrong answer per exercise: version 1's words counted on their own, as if each version had its own
-counts; the user's own exception expected from graph.run(), and a bad record
+"""A plausible wrong answer per exercise: the user's own exception expected from graph.run(), and a bad record
 taken for a refused call; the end of a subscription off by one."""

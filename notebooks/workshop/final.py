@@ -5,7 +5,9 @@ history per input, a list of ``(record, version, multiplicity)``. ``feed``
 sends such histories through ``final``'s input sessions and runs the graph
 (``feed_graph`` also gives the graph, for its operators and its picture);
 ``run`` reads the output at every input version, and ``from_scratch`` gives
-v0's answer at the same versions, so a notebook can assert that the two agree.
+v0's answer at the same versions, so a notebook can assert that the two agree;
+``raises`` returns the exception a call must raise, and ``plot_over_versions``
+draws a result's records as they come and go.
 ``reachability`` is the loop the final3 notebook watches, and the
 ``head_frontiers_*`` functions record its loop head's frontier step by step
 in ``final`` and in v5, the stage before it; the ``retract_minimum_*``
@@ -19,6 +21,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+import matplotlib.pyplot as plt
 
 import final
 import v0  # the oracle: it computes every version from scratch
@@ -107,6 +111,31 @@ def show_table(result: Result, columns: Sequence[str], width: int = 12) -> None:
         print(f"version {version}")
         for row in [columns, *sorted(result[version], key=repr)]:
             print("  " + " ".join(f"{'NULL' if part is None else str(part):<{width}}" for part in row))
+
+
+def raises(error: type[Exception], call: Callable[[], Any]) -> Exception:
+    """The exception ``call()`` raises, which must be an ``error``: an AssertionError if it returns instead."""
+    try:
+        call()
+    except error as raised:
+        return raised
+    raise AssertionError(f"{error.__name__} expected, but the call returned")
+
+
+def plot_over_versions(result: Result, records: Iterable[Any], title: str) -> Any:
+    """One step line per record of ``records``: its multiplicity in ``result`` (version -> {record:
+    multiplicity}, int versions) from each version to the next; return the figure."""
+    versions = sorted(result)
+    figure, axis = plt.subplots(figsize=(10, 4))
+    for record in records:
+        axis.step(versions, [result[version].get(record, 0) for version in versions], where="post",
+                  label=repr(record))
+    axis.set_xlabel("version")
+    axis.set_ylabel("multiplicity")
+    axis.set_title(title)
+    axis.legend(title="record", ncol=3, fontsize="small")
+    figure.tight_layout()
+    return figure
 
 
 def reachability(roots: Any, edges: Any, watch: Callable[[Any], None] | None = None,
