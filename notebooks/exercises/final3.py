@@ -1,11 +1,11 @@
 """Checkers for the exercises of ``final3_aggregates.ipynb``: ``min`` retracted, the reduction ``min`` applies,
-SUM with NULLs, a loop's frontier.
+a loop's frontier.
 
 The prediction checkers drive ``final`` through its public API only (input
 sessions, ``graph.run()``, ``Output`` handles, ``graph.progress``), and the
 right answer is what final does, cross-checked against plain Python where an
 answer can be computed from scratch. The data an exercise is about is
-defined here (``MIN_HISTORY``, ``NULL_ROWS``, ``PATH_EDGES``), so the
+defined here (``MIN_HISTORY``, ``PATH_EDGES``), so the
 notebook shows the very data the checker judges. The ``min_values`` a
 learner builds is judged inside final against v0 from scratch, then against
 its definition (``workshop.build``).
@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Any
 
 from hypothesis import strategies as st
-from workshop import Property, Wrong, as_multiset, check_piece, equals_from_scratch, exercise
+from workshop import Property, Wrong, check_piece, equals_from_scratch, exercise
 from workshop.final import feed, reachability, table_at
 
 import final
@@ -129,60 +129,10 @@ def build_min(answer: Any) -> None:
                 [equals_from_scratch("final", "min"), MIN_VALUES_DEFINITION])
 
 
-# Exercise 3: SUM with NULLs.
-
-NULL_ROWS = [
-    (("x", 2), 0, 1),
-    (("x", None), 0, 1),
-    (("y", None), 0, 1),
-    (("z", 4), 0, 1),
-    (("x", 2), 1, -1),
-    (("z", 4), 1, -1),
-]
-"""Rows ``(key, value)``, None for NULL: x has 2 and a NULL, y only a NULL, z a 4; x's 2 and z's 4 go at version 1."""
-
-
-def sums_from_scratch(version: int) -> dict[Any, int]:
-    """SQL's ``SELECT key, SUM(value) GROUP BY key`` over ``NULL_ROWS`` at ``version``, in plain Python."""
-    rows = table_at(NULL_ROWS, version)
-    values: dict[Any, list] = {}
-    for (key, value), count in rows.items():
-        values.setdefault(key, [])
-        values[key] += [value] * count
-    result = {}
-    for key, present in values.items():
-        if present:  # no rows, no group
-            known = [value for value in present if value is not None]
-            result[(key, sum(known) if known else None)] = 1
-    return result
-
-
-@exercise
-def sum_with_nulls(answer: Any) -> None:
-    """The learner's ``output.at(1)`` for ``sum_total()`` on ``NULL_ROWS``, as ``{record: multiplicity}``."""
-    truth = feed(lambda rows: rows.sum_total(), [NULL_ROWS]).at(1)
-    assert truth == sums_from_scratch(1), "final and plain Python disagree"
-    given = as_multiset(answer, "the sums at version 1")
-    if given == truth:
-        return
-    why = {
-        "x": "x keeps one row, whose value is NULL: a group with rows but no non-NULL value sums to NULL",
-        "y": "y's only row is NULL: SUM of nothing but NULLs is NULL, not 0",
-        "z": "z's only row is retracted: a group with no rows is not in the output at all",
-    }
-    for key in ("x", "y", "z"):
-        mine = {record: m for record, m in given.items() if isinstance(record, tuple) and record[:1] == (key,)}
-        theirs = {record: m for record, m in truth.items() if record[0] == key}
-        if mine != theirs:
-            raise Wrong(f"key {key!r}: you gave {mine or 'no record'}, but sum_total gives {theirs or 'no record'}: "
-                        f"{why[key]}")
-    raise Wrong(f"give one (key, sum) record per key with multiplicity 1, as {truth}; you gave {given}")
-
-
-# Exercise 4: where the tracker holds pointstamps once a loop has run.
+# Exercise 3: where the tracker holds pointstamps once a loop has run.
 
 PATH_EDGES = [(0, 1), (1, 2), (2, 3)]
-"""Exercise 4's edges, inserted at version 0 with the root 0; then roots advance to 5 and edges to 3."""
+"""Exercise 3's edges, inserted at version 0 with the root 0; then roots advance to 5 and edges to 3."""
 
 ROOTS_TO, EDGES_TO = 5, 3
 """Where each session advances before ``graph.run()``."""

@@ -9,9 +9,6 @@ min_after_retractions = {
 }
 """One 3 of two goes: still 3. The last 3 goes: 3 out, 5 in. The 8 goes: it was never the minimum."""
 
-sum_with_nulls = {("x", None): 1, ("y", None): 1}
-"""x keeps only its NULL row, so its sum is NULL; y has only a NULL; z has no rows left, so no group."""
-
 
 def build_min(values):
     """The least value present: a value is there when its multiplicity is positive, and a group may have none."""
@@ -29,11 +26,9 @@ loop_frontier = {"pointstamps": {"input roots": 5, "input edges": 3}, "reached f
 
 MISTAKES = {
     "min_after_retractions": {1: {("g", 3): -1, ("g", 5): 1}, 2: {}, 3: {}},
-    "sum_with_nulls": {("x", 0): 1, ("y", None): 1},
     "loop_frontier": {"pointstamps": {"input roots": 5, "input edges": 3}, "reached frontier": 5},
     "build_min": _least_listed,
 }
 """A plausible wrong answer per exercise: a record's multiplicity of 2 overlooked, so the minimum seems to go at
-once; a group whose values are all NULL summed to 0; the output's frontier taken from the input that is ahead;
-the least value listed taken, though a value retracted more often than inserted (a negative multiplicity) is
-not there."""
+once; the output's frontier taken from the input that is ahead; the least value listed taken, though a value
+retracted more often than inserted (a negative multiplicity) is not there."""

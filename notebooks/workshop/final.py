@@ -11,7 +11,8 @@ draws a result's records as they come and go.
 ``reachability`` is the loop the final3 notebook watches, and the
 ``head_frontiers_*`` functions record its loop head's frontier step by step
 in ``final`` and in v5, the stage before it; the ``retract_minimum_*``
-functions time ``min`` in both when a large group's minimum is retracted.
+functions time ``min`` in both when a large group's minimum is retracted, and
+``groups_by_round`` sizes the groups of 004's rounds.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import v0  # the oracle: it computes every version from scratch
 import v5  # for comparison only: the stage before final
 from final.conformance import drive
 from final.conformance.versions import sort_key
+from final.operators.aggregate import BITS_PER_ROUND, HASH_BITS
 
 Update = tuple[Any, Any, int]
 """``(record, version, multiplicity)``: one change of an input; a version is an int or a tuple of ints."""
@@ -312,3 +314,20 @@ def retract_minimum_v5(n: int, retractions: int = 5) -> tuple[list[list[dict]], 
         outputs.append(settle(version))
         seconds.append(time.perf_counter() - start)
     return outputs, load, statistics.median(seconds)
+
+
+def groups_by_round(values: Iterable[Any]) -> list[tuple[int, int, int]]:
+    """004's rounds (``final.operators.aggregate.hierarchical``) on one key's ``values``: for each round, its
+    shift, how many groups it reduces, and the most inputs one group reduces.
+
+    A round's inputs are the values themselves in the first round, then one
+    result per group of the round before. The last round, at shift
+    ``HASH_BITS``, groups every value together: it is the round by key.
+    """
+    inputs = [hash(value) & ((1 << HASH_BITS) - 1) for value in set(values)]
+    rows = []
+    for shift in range(BITS_PER_ROUND, HASH_BITS + 1, BITS_PER_ROUND):
+        groups = Counter(bucket >> BITS_PER_ROUND for bucket in inputs)
+        rows.append((shift, len(groups), max(groups.values())))
+        inputs = list(groups)
+    return rows
