@@ -8,7 +8,8 @@ For each notebook in notebooks/ (or those named on the command line, by module: 
   tests/test_notebooks.py does), and sums the wall-clock time of its cells from the kernel's
   ``execute_input`` and ``execute_reply`` timestamps;
 - finds its exercises (the ``### Exercise N: ...`` headings) and sorts each into a build-it exercise,
-  when the answer cell after the heading asks for a function (a ``def``), or a prediction (a value).
+  when its answer cell (the first code cell after the heading that calls ``check(``) asks for a
+  function (a ``def``), or a prediction (a value).
 
 The estimate is reading time at ``WORDS_PER_MINUTE`` plus code reading at ``LINES_PER_MINUTE``, plus
 the measured execution, plus ``PREDICTION_MINUTES`` per prediction and ``BUILD_MINUTES`` per build-it
@@ -44,6 +45,9 @@ BUILD_MINUTES = 15
 """An exercise that asks for a piece of the engine (a method, a graph), checked against v0 on random histories."""
 
 EXERCISE = re.compile(r"^### Exercise \d+: (.*)$", re.M)
+ANSWER = re.compile(r"^check\(", re.M)
+"""An exercise's answer cell hands the learner's answer to ``workshop.check``; a cell between the heading and it
+(the code the exercise is about, say) is reading."""
 WORD = re.compile(r"[\w`'\u2019-]+")
 
 
@@ -102,7 +106,7 @@ def measure(path: Path, notebook: nbformat.NotebookNode | None = None) -> dict[s
     notebook = notebook if notebook is not None else execute(path)
     sections: dict[str, Readthrough] = {}
     section = "(opening cells)"
-    awaiting = False  # an exercise heading whose answer cell is still to come
+    awaiting = False  # an exercise heading whose answer cell (the one calling check) is still to come
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             heading = re.search(r"^## (.*)$", cell.source, re.M)
@@ -117,7 +121,7 @@ def measure(path: Path, notebook: nbformat.NotebookNode | None = None) -> dict[s
             if solution(cell):
                 continue
             part.code_lines += sum(1 for line in cell.source.splitlines() if line.strip())
-            if awaiting:
+            if awaiting and ANSWER.search(cell.source):
                 if re.search(r"^\s*def ", cell.source, re.M):
                     part.builds += 1
                 else:

@@ -1,6 +1,7 @@
 """The workshop site (site/, built by scripts/site.sh): current, rebuilt exactly, and working in a browser.
 
-The site is committed. Two quick tests hold it to its sources: every notebook's
+Every notebook states at least the read-through scripts/readthrough.py counts
+for it. The site is committed. Two quick tests hold it to its sources: every notebook's
 page was rendered from the notebook as it is now (site/MANIFEST.json records
 its hash), and building the pages again from docs/site/, the README and the
 benchmarks' README gives the committed files byte for byte. The browser tests
@@ -131,6 +132,27 @@ def test_the_route_puts_every_notebook_in_ladder_order() -> None:
         module for module in modules if module.startswith("final"))
     long = [stop.path.name for stop in build_site.route() if stop.module.startswith("final") and stop.minutes > 60]
     assert not long, f"a notebook of the final engine takes at most 60 minutes: {long}"
+
+
+def test_every_notebook_states_at_least_its_read_through() -> None:
+    """The time a notebook's first cell states covers its read-through as scripts/readthrough.py counts it
+    without executing (reading, code and exercises; the execution it measures adds to that), and every
+    ``### Exercise`` heading has an answer cell, so no exercise goes uncounted."""
+    import nbformat
+    import readthrough
+
+    short, unanswered = {}, {}
+    for stop in build_site.route():
+        notebook = nbformat.read(stop.path, as_version=4)
+        counted = readthrough.whole(stop.module, list(readthrough.measure(stop.path, notebook).values()))
+        if counted.total > stop.minutes:
+            short[stop.path.name] = f"states {stop.minutes} min, reads in {counted.total}"
+        headings = sum(len(readthrough.EXERCISE.findall(cell.source)) for cell in notebook.cells
+                       if cell.cell_type == "markdown")
+        if counted.predictions + counted.builds != headings:
+            unanswered[stop.path.name] = f"{headings} exercises, {counted.predictions + counted.builds} answer cells"
+    assert not short, f"measure again (scripts/readthrough.py) and state the time: {short}"
+    assert not unanswered, unanswered
 
 
 def test_links_are_pointed_at_pages_and_a_repository_path_is_kept_as_text(tmp_path: Path) -> None:
