@@ -5,7 +5,7 @@ For each notebook in notebooks/ (or those named on the command line, by module: 
 - counts the words of its Markdown cells (the prose a learner reads) and the non-blank lines of its
   code cells, leaving out the solution cells (tagged ``solution``, hidden until asked for);
 - executes it with nbclient in a fresh kernel, notebooks/ as the working directory (as
-  tests/test_notebooks.py does), and sums the wall-clock time of its cells from the kernel's
+  tests/test_site.py does), and sums the wall-clock time of its cells from the kernel's
   ``execute_input`` and ``execute_reply`` timestamps;
 - finds its exercises (the ``### Exercise N: ...`` headings) and sorts each into a build-it exercise,
   when its answer cell (the first code cell after the heading that calls ``check(``) asks for a

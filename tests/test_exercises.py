@@ -5,7 +5,7 @@ cell calls ``check``, a collapsed cell tagged ``solution`` calls ``solve``),
 ``notebooks/exercises/<module>.py`` (the checkers) and
 ``notebooks/solutions/<module>.py`` (the answers, and a plausible mistake per
 exercise). The module is the notebook's name up to its first underscore.
-Running the notebooks (tests/test_notebooks.py) runs each solution through
+Running the notebooks (tests/test_site.py executes each) runs each solution through
 its checker too; these tests say which piece is missing when one is.
 """
 
