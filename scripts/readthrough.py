@@ -4,8 +4,8 @@ For each notebook in notebooks/ (or those named on the command line, by module: 
 
 - counts the words of its Markdown cells (the prose a learner reads) and the non-blank lines of its
   code cells, leaving out the solution cells (tagged ``solution``, hidden until asked for);
-- executes it with nbclient in a fresh kernel, notebooks/ as the working directory (as
-  tests/test_site.py does), and sums the wall-clock time of its cells from the kernel's
+- executes it as the site's build does (``build_site.execute``: a fresh kernel, notebooks/ as the
+  working directory), and sums the wall-clock time of its cells from the kernel's
   ``execute_input`` and ``execute_reply`` timestamps;
 - finds its exercises (the ``### Exercise N: ...`` headings) and sorts each into a build-it exercise,
   when its answer cell (the first code cell after the heading that calls ``check(``) asks for a
@@ -29,10 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
-
-ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = ROOT / "notebooks"
+from build_site import execute, route
 
 WORDS_PER_MINUTE = 150
 """Technical prose read with care, formulas and code names included (slower than the 200 to 250 of ordinary
@@ -92,14 +89,6 @@ def seconds(cell: nbformat.NotebookNode) -> float:
             - dt.datetime.fromisoformat(started.replace("Z", "+00:00"))).total_seconds()
 
 
-def execute(path: Path) -> nbformat.NotebookNode:
-    """The notebook executed once (solutions included, as running it top to bottom does), cells timed."""
-    notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}},
-                   record_timing=True).execute()
-    return notebook
-
-
 def measure(path: Path, notebook: nbformat.NotebookNode | None = None) -> dict[str, Readthrough]:
     """One read-through per ``##`` section, in order (the cells before the first ``##`` under the title),
     from ``notebook`` as executed (executed here when not given)."""
@@ -157,17 +146,15 @@ def main(argv: list[str]) -> None:
     table per notebook with a row per ``##`` section."""
     by_section = "--sections" in argv
     modules = [arg for arg in argv if arg != "--sections"]
-    paths = sorted(NOTEBOOKS.glob("*.ipynb"))
-    if modules:
-        paths = [path for path in paths if path.stem.split("_")[0] in modules]
     rows, details = [], []
-    for path in paths:
+    for stop in route():  # in ladder order
+        if modules and stop.module not in modules:
+            continue
         started = time.perf_counter()
-        sections = measure(path)
-        name = path.stem.split("_")[0]
-        rows.append(whole(name, list(sections.values())))
-        details.append((name, list(sections.values())))
-        print(f"{path.name}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+        sections = list(measure(stop.path).values())
+        rows.append(whole(stop.module, sections))
+        details.append((stop.module, sections))
+        print(f"{stop.path.name}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     print(f"Measured {dt.date.today().isoformat()}: {WORDS_PER_MINUTE} words and {LINES_PER_MINUTE} code lines "
           f"a minute, {PREDICTION_MINUTES} minutes a prediction, {BUILD_MINUTES} a build-it exercise.\n")
     print(table(rows))

@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
+import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,6 +50,7 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import build_site  # noqa: E402 (scripts/ is not a package)
+import readthrough  # noqa: E402
 
 REBUILD = "run scripts/site.sh and commit site/"
 
@@ -141,9 +143,6 @@ def test_every_notebook_states_at_least_its_read_through() -> None:
     """The time a notebook's first cell states covers its read-through as scripts/readthrough.py counts it
     without executing (reading, code and exercises; the execution it measures adds to that), and every
     ``### Exercise`` heading has an answer cell, so no exercise goes uncounted."""
-    import nbformat
-    import readthrough
-
     short, unanswered = {}, {}
     for stop in build_site.route():
         notebook = nbformat.read(stop.path, as_version=4)
