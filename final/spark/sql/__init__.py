@@ -1,13 +1,23 @@
-"""Your own SQL, kept up to date: a subset of Spark SQL compiled into ``final/`` dataflows.
+"""Your own SQL, kept up to date: a subset of Spark SQL compiled into ``final/`` dataflows, in layers.
 
 ``compile_sql(text, tables)`` parses one query with sqlglot (Spark's
-dialect), plans it (``planner``) with Spark SQL's types and values
-(``types``, ``expressions``), and returns a ``SqlQuery``: a catalog
-``Query`` whose ``build`` makes the dataflow from one input stream per table
-it reads, and whose ``sql`` is the text Spark SQL runs from scratch. The
-pipeline runs it like the built-in queries: ``python -m final.spark run
---sql FILE.sql`` checks it against Spark SQL at every version, ``follow``
-keeps it up to date, ``explain`` prints the plan and draws the dataflow.
+dialect), then:
+
+1. binds it (``binder``): names resolved, every expression typed with
+   Spark SQL's types and values (``types``, ``expressions``), the query a
+   logical plan of symbolic expressions (``logical``, ``scalar``);
+2. rewrites the plan with the rules of ``rules.RULES``, in their stated
+   order (subqueries into joins, ORs factored, predicates pushed down, the
+   delta join chosen);
+3. lowers it (``lower``), one function per node, onto ``final/``'s stream
+   API, when the pipeline builds the dataflow.
+
+It returns a ``SqlQuery``: a catalog ``Query`` whose ``build`` makes the
+dataflow from one input stream per table it reads, and whose ``sql`` is the
+text Spark SQL runs from scratch. The pipeline runs it like the built-in
+queries: ``python -m final.spark run --sql FILE.sql`` checks it against Spark
+SQL at every version, ``follow`` keeps it up to date, ``explain`` prints each
+layer and draws the dataflow.
 
 What is in the subset, what is refused and how types behave is the
 README's "Your own SQL". A query outside the subset raises ``SqlError``
@@ -32,9 +42,12 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from ..query import Query, Table
+from .binder import Binder
 from .errors import SqlError, SqlRuntimeError, located, refuse
-from .expressions import Field
-from .planner import Aggregate, Env, Filter, Plan, Planner, Project, Rename, Scan
+from .logical import Aggregate, Filter, Plan, Project, Rename, Scan, Sort, TopK, nodes
+from .lower import Env, lower
+from .rules import rewrite
+from .scalar import Ref
 from .types import SqlType
 
 __all__ = ["SqlError", "SqlQuery", "SqlRuntimeError", "compile_sql", "explain", "load"]
@@ -42,19 +55,23 @@ __all__ = ["SqlError", "SqlQuery", "SqlRuntimeError", "compile_sql", "explain", 
 
 @dataclass(frozen=True)
 class SqlQuery(Query):
-    """A query compiled from SQL: a catalog ``Query``, with the output's Spark types and the plan.
+    """A query compiled from SQL: a catalog ``Query``, with the output's Spark types and its plans.
 
     ``types`` are the output columns' types as Spark's ``simpleString``
     spells them (``bigint``, ``decimal(10,2)``); ``schemas`` the tables it
     reads; ``recursive`` is ``"UNION"`` or ``"UNION ALL"`` for a WITH
     RECURSIVE query (Spark SQL runs only the second: the first is checked
-    with a loop of Spark SQL rounds, ``truth.py``), else None.
+    with a loop of Spark SQL rounds, ``truth.py``), else None. ``bound`` is
+    the plan as bound, ``plan`` as the rules left it (the one lowered), and
+    ``rules`` names the rules that changed it.
     """
 
     types: tuple[str, ...] = ()
     schemas: dict[str, Table] = field(default_factory=dict)
     recursive: str | None = None
     plan: Plan | None = field(default=None, compare=False, repr=False)
+    bound: Plan | None = field(default=None, compare=False, repr=False)
+    rules: tuple[str, ...] = ()
 
     @property
     def recipe(self) -> tuple[str, str, dict[str, Table]]:
@@ -70,35 +87,37 @@ def compile_sql(text: str, tables: Mapping[str, Table], name: str = "query", sou
             its line and column.
     """
     node = parse(text)
-    fields = {}
+    columns = {}
     for table in tables.values():
         try:
-            fields[table.name] = [Field(table.name, column, SqlType.of_text(kind)) for column, kind in table.columns]
+            columns[table.name] = [(column, SqlType.of_text(kind)) for column, kind in table.columns]
         except ValueError as error:
             raise SqlError(f"table {table.name}: {error}") from None
-    planner = Planner(fields)
+    binder = Binder(columns)
     try:
-        plan = planner.query(node, {})
+        bound = binder.query(node, {})
+        plan, applied = rewrite(bound)
     except SqlError as error:
         raise located(error, text) from None
-    inputs = tuple(planner.read)
+    inputs = tuple(binder.read)
     if not inputs:
         raise refuse(node, "the query reads no table: there is nothing to keep up to date")
     names = _unique([f.name for f in plan.fields])
     recursive = _recursion(node)
 
     def build(*streams: Any) -> Any:
-        return plan.build(Env(dict(zip(inputs, streams, strict=True)), streams[0].builder))
+        return lower(plan, Env(dict(zip(inputs, streams, strict=True)), streams[0].builder))
 
     from ..catalog import DATASETS  # the catalog compiles its own SQL files with this module
 
     datasets = [dataset for dataset, members in DATASETS.items() if set(inputs) <= set(members)]
-    partition_by = _partitioning(plan, inputs) if not recursive else None
+    partition_by = _partitioning(bound, inputs) if not recursive else None
     return SqlQuery(
         name=name, dataset=datasets[0] if datasets and inputs else "sql", inputs=inputs, columns=tuple(names),
-        build=build, sql=text, source=source or f"{name}.sql", key=_key(plan, names),
+        build=build, sql=text, source=source or f"{name}.sql", key=_key(bound, names),
         partition_by=partition_by, types=tuple(str(f.type) for f in plan.fields),
-        schemas={table: tables[table] for table in inputs}, recursive=recursive, plan=plan,
+        schemas={table: tables[table] for table in inputs}, recursive=recursive, plan=plan, bound=bound,
+        rules=tuple(applied),
     )
 
 
@@ -192,8 +211,8 @@ def _recursion(node: exp.Expression) -> str | None:
 
 
 def _through(plan: Plan) -> Plan:
-    """``plan`` below any renames."""
-    while isinstance(plan, Rename):
+    """``plan`` below any renames and ORDER BY (neither changes which rows there are)."""
+    while isinstance(plan, (Rename, Sort)):
         plan = plan.child
     return plan
 
@@ -215,10 +234,11 @@ def _key(plan: Plan, names: list[str]) -> tuple[str, ...] | None:
     if found is None or found[0].whole:
         return None
     aggregate, project = found
-    positions = [expr.position for expr in project.exprs]
-    if not all(key in positions for key in range(len(aggregate.keys))):
+    keys = [f.id for f in aggregate.fields[: len(aggregate.keys)]]
+    projected = [expr.id if isinstance(expr, Ref) else None for expr in project.exprs]
+    if not all(key in projected for key in keys):
         return None
-    return tuple(names[positions.index(key)] for key in range(len(aggregate.keys)))
+    return tuple(names[projected.index(key)] for key in keys)
 
 
 def _partitioning(plan: Plan, inputs: tuple[str, ...]) -> dict[str, str | None] | None:
@@ -233,9 +253,10 @@ def _partitioning(plan: Plan, inputs: tuple[str, ...]) -> dict[str, str | None] 
         below = _through(below.child)
     if not isinstance(below, Scan):
         return None
+    columns = {f.id: f.name for f in below.fields}
     for key in aggregate.keys:
-        if key.position is not None:
-            return {below.table: below.fields[key.position].name}
+        if isinstance(key, Ref) and key.id in columns:
+            return {below.table: columns[key.id]}
     return None
 
 
@@ -291,9 +312,15 @@ def recursion(text: str) -> Recursion:
 
 
 def explain(query: SqlQuery) -> str:
-    """The plan as text: each step, what it does in ``final/``, the clause it comes from, and its columns."""
+    """The query's layers as text: the plan as bound, the rules that changed it, and the plan that is lowered
+    (each step, what it does in ``final/``, the clause it comes from, and its columns)."""
     lines = [f"{query.name}: reads {', '.join(query.inputs) or 'no table'}; "
              f"columns {', '.join(f'{n} {t}' for n, t in zip(query.columns, query.types, strict=True))}"]
-    if query.plan is not None:
-        lines += query.plan.explain(1)
+    if query.bound is not None and query.plan is not None:
+        lines += ["bound plan:", *query.bound.explain(1)]
+        lines.append(f"rules that changed it: {', '.join(query.rules) or 'none'}")
+        lines += ["plan lowered to the dataflow:", *query.plan.explain(1)]
+        if any(isinstance(step, (Sort, TopK)) for step in nodes(query.plan)):
+            lines.append("note: the result is kept as a multiset; ORDER BY is the order to read it in")
     return "\n".join(lines)
+

@@ -1,16 +1,21 @@
-"""SQL expressions as Python functions of a record, typed and valued as Spark SQL's.
+"""Binding SQL expressions: a sqlglot expression as a typed ``Scalar`` tree, with Spark SQL's types and values.
 
-``Expressions(scope).compile(node)`` turns one sqlglot expression into an
-``Expr``: ``fn(record)`` computes the value and ``type`` is its Spark type.
-NULL is ``None`` and logic is three-valued: ``AND`` is false if either side
-is, NULL if either is NULL, else true; a comparison with NULL is NULL; a
+``Expressions(scope).bind(node)`` resolves every column of one sqlglot
+expression to the ``Field`` it reads and types every operation as Spark's
+analyzer does, refusing what is outside the subset with the construct's line
+and column. The result is symbolic (``scalar.py``): each operation is a
+``Call`` holding its kernel, the operation's semantics on values, written
+here. NULL is ``None`` and logic is three-valued: ``AND`` is false if either
+side is, NULL if either is NULL, else true; a comparison with NULL is NULL; a
 WHERE keeps a row only when its condition is true. Evaluation is lazy where
 Spark's is (``AND``, ``OR``, ``CASE``, ``COALESCE``), so a branch Spark
 never evaluates cannot raise here either.
 
-A scope is the record's fields, in order; ``Expressions`` can be given a
-``replace`` hook that compiles some nodes first (the planner's way to make
-a GROUP BY key or an aggregate a field of the aggregated record).
+A scope is the fields of the rows an expression reads, and the scopes of the
+queries around it (a correlated subquery reads the outer query's columns).
+``Expressions`` can be given a ``replace`` hook that binds some nodes first
+(the binder's way to make a GROUP BY key or an aggregate a field of the
+aggregated rows) and a ``subquery`` hook that binds a subquery's plan.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ import math
 import operator
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import Any
 
@@ -27,6 +31,7 @@ from sqlglot import exp
 
 from ..sqlfloat import NAN, sql_value
 from .errors import SqlRuntimeError, refuse
+from .scalar import LAZY, VALUES, Call, Field, Literal, Ref, Scalar, Subquery
 from .types import (
     BIGINT,
     BOOLEAN,
@@ -45,28 +50,9 @@ from .types import (
     wider,
 )
 
+__all__ = ["Expressions", "Field", "field_at"]
+
 _MISSING = object()
-
-
-@dataclass(frozen=True)
-class Expr:
-    """A compiled expression: ``fn(record)`` is its value, ``type`` its Spark type; ``literal`` its value if it is
-    a literal (Spark treats an integer literal beside a DECIMAL by its own digits); ``position`` the column's
-    place if it just reads a column."""
-
-    fn: Callable[[tuple], Any]
-    type: SqlType
-    literal: Any = _MISSING
-    position: int | None = None
-
-
-@dataclass(frozen=True)
-class Field:
-    """A column of a relation: the table name or alias that qualifies it (if any), its name, its type."""
-
-    qualifier: str | None
-    name: str
-    type: SqlType
 
 
 def field_at(fields: Sequence[Field], node: exp.Column) -> int:
@@ -75,16 +61,20 @@ def field_at(fields: Sequence[Field], node: exp.Column) -> int:
     Raises:
         SqlError: no field, or more than one, has that name (and qualifier, if given).
     """
-    name, qualifier = node.name.lower(), node.table.lower() or None
-    found = [position for position, field in enumerate(fields)
-             if field.name.lower() == name and (qualifier is None or (field.qualifier or "").lower() == qualifier)]
+    found = _matches(fields, node)
     if len(found) == 1:
         return found[0]
-    shown = f"{node.table}.{node.name}" if qualifier else node.name
+    shown = f"{node.table}.{node.name}" if node.table else node.name
     if not found:
         known = ", ".join(sorted({f"{f.qualifier}.{f.name}" if f.qualifier else f.name for f in fields}))
         raise refuse(node, f"column {shown} is not found; the columns here are {known}")
     raise refuse(node, f"column {shown} is ambiguous: qualify it with its table's name or alias")
+
+
+def _matches(fields: Sequence[Field], node: exp.Column) -> list[int]:
+    name, qualifier = node.name.lower(), node.table.lower() or None
+    return [position for position, field in enumerate(fields)
+            if field.name.lower() == name and (qualifier is None or (field.qualifier or "").lower() == qualifier)]
 
 
 NAMES = {
@@ -104,22 +94,37 @@ def construct(node: exp.Expression) -> str:
     return NAMES.get(type(node), f"{type(node).__name__} ({node.sql(dialect='spark')[:40]})")
 
 
-COMPARISONS = {exp.EQ: operator.eq, exp.NEQ: operator.ne, exp.LT: operator.lt, exp.LTE: operator.le,
-               exp.GT: operator.gt, exp.GTE: operator.ge}
+COMPARISONS = {exp.EQ: ("=", operator.eq), exp.NEQ: ("<>", operator.ne), exp.LT: ("<", operator.lt),
+               exp.LTE: ("<=", operator.le), exp.GT: (">", operator.gt), exp.GTE: (">=", operator.ge)}
 ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.IntDiv: "div"}
+
+SubqueryBinder = Callable[[exp.Expression, "Expressions"], tuple[Any, tuple[Field, ...]]]
+"""Binds a subquery's query node in an expression's scope: its plan and the outer fields it reads."""
 
 
 class Expressions:
-    """Compiles expressions over one scope (``fields``); ``replace(node)`` may compile a node first, or return None."""
+    """Binds expressions over one scope: ``fields``, then the ``outer`` scopes around it (innermost first).
 
-    def __init__(self, fields: Sequence[Field], replace: Callable[[exp.Expression], Expr | None] | None = None,
-                 where: str = "here") -> None:
+    ``replace(node)`` may bind a node first, or return None; ``subquery``
+    binds a subquery's plan; ``correlated`` collects the outer fields read.
+    """
+
+    def __init__(self, fields: Sequence[Field], replace: Callable[[exp.Expression], Scalar | None] | None = None,
+                 where: str = "here", outer: Sequence[Sequence[Field]] = (),
+                 subquery: SubqueryBinder | None = None) -> None:
         self.fields = fields
         self.replace = replace
         self.where = where
+        self.outer = outer
+        self.subquery = subquery
+        self.correlated: list[Field] = []
 
-    def compile(self, node: exp.Expression) -> Expr:
-        """``node`` as an ``Expr``.
+    def scopes(self) -> list[Sequence[Field]]:
+        """This scope and the outer ones, innermost first: what a subquery here sees around it."""
+        return [self.fields, *self.outer]
+
+    def bind(self, node: exp.Expression) -> Scalar:
+        """``node`` as a typed ``Scalar``.
 
         Raises:
             SqlError: a construct outside the subset, an unknown column, or types Spark would not combine.
@@ -128,40 +133,40 @@ class Expressions:
             found = self.replace(node)
             if found is not None:
                 return found
-        if isinstance(node, exp.Paren):
-            return self.compile(node.this)
-        if isinstance(node, exp.Column):
-            position = field_at(self.fields, node)
-            return Expr(operator.itemgetter(position), self.fields[position].type, position=position)
-        if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
-            return literal(node)
-        if isinstance(node, exp.Neg):
-            return self._negate(node)
         kind = type(node)
+        if kind is exp.Paren:
+            return self.bind(node.this)
+        if kind is exp.Column:
+            return self._column(node)
+        if kind in (exp.Literal, exp.Boolean, exp.Null):
+            return literal(node)
+        if kind is exp.Neg:
+            return self._negate(node)
         if kind in ARITHMETIC:
-            return arithmetic(ARITHMETIC[kind], self.compile(node.this), self.compile(node.expression), node)
+            return arithmetic(ARITHMETIC[kind], self.bind(node.this), self.bind(node.expression), node)
         if kind in COMPARISONS:
-            return comparison(COMPARISONS[kind], self.compile(node.this), self.compile(node.expression), node)
+            symbol, compare = COMPARISONS[kind]
+            return comparison(symbol, compare, self.bind(node.this), self.bind(node.expression), node)
         if kind is exp.NullSafeEQ:
-            return null_safe_equal(self.compile(node.this), self.compile(node.expression), node)
+            return null_safe_equal(self.bind(node.this), self.bind(node.expression), node)
         if kind in (exp.And, exp.Or):
             return logic(kind is exp.And, self.boolean(node.this), self.boolean(node.expression))
         if kind is exp.Not:
-            inner = self.boolean(node.this).fn
-            return Expr(lambda row: None if (value := inner(row)) is None else not value, BOOLEAN)
+            return negation(self.boolean(node.this))
         if kind is exp.Is:
             if not isinstance(node.expression, exp.Null):
                 raise refuse(node, f"IS {node.expression.sql()} is not in the subset; IS [NOT] NULL is")
-            inner = self.compile(node.this).fn
-            return Expr(lambda row: inner(row) is None, BOOLEAN)
+            return Call("isnull", (self.bind(node.this),), BOOLEAN, _is_null, VALUES)
         if kind is exp.In:
-            if node.args.get("query") is not None:
-                raise refuse(node, "IN (subquery) is not in the subset; IN takes a list of values, or use a JOIN")
-            return membership(self.compile(node.this), [self.compile(item) for item in node.expressions], node)
+            return self._in(node)
+        if kind is exp.Exists:
+            return self._subquery("exists", node.this, None, node)
+        if kind is exp.Subquery:
+            return self._subquery("scalar", node, None, node)
         if kind is exp.Between:
-            value = self.compile(node.this)
-            low = comparison(operator.ge, value, self.compile(node.args["low"]), node)
-            high = comparison(operator.le, value, self.compile(node.args["high"]), node)
+            value = self.bind(node.this)
+            low = comparison(">=", operator.ge, value, self.bind(node.args["low"]), node)
+            high = comparison("<=", operator.le, value, self.bind(node.args["high"]), node)
             return logic(True, low, high)
         if kind is exp.Like:
             return self._like(node, None)
@@ -173,23 +178,21 @@ class Expressions:
         if kind in (exp.Case, exp.If):
             return self._case(node)
         if kind is exp.Coalesce:
-            parts = [self.compile(node.this), *(self.compile(item) for item in node.expressions)]
+            parts = [self.bind(node.this), *(self.bind(item) for item in node.expressions)]
             common = common_type([part.type for part in parts], node)
-            return coalesce([converted(part, common) for part in parts], common)
+            return Call("coalesce", tuple(converted(part, common) for part in parts), common, _first_present, LAZY)
         if kind in (exp.Cast, exp.TryCast):
             return self._cast(node)
         if kind in (exp.Lower, exp.Upper):
-            inner = self.string(node.this)
             change = str.lower if kind is exp.Lower else str.upper
-            return Expr(lambda row: None if (value := inner(row)) is None else change(value), STRING)
+            return Call(change.__name__, (self.string(node.this),), STRING, change)
         if kind is exp.Length:
-            inner = self.string(node.this)
-            return Expr(lambda row: None if (value := inner(row)) is None else len(value), INT)
+            return Call("length", (self.string(node.this),), INT, len)
         if kind is exp.Substring:
             return self._substring(node)
         if kind in (exp.Concat, exp.DPipe):
             parts = [node.this, node.expression] if kind is exp.DPipe else node.expressions
-            return concat([self.string(part) for part in parts])
+            return Call("concat", tuple(self.string(part) for part in parts), STRING, _concat)
         if kind is exp.Abs:
             return self._abs(node)
         if isinstance(node, exp.AggFunc):
@@ -198,76 +201,112 @@ class Expressions:
         raise refuse(node, f"{construct(node)} is not in the SQL subset final/ compiles (see the README's "
                            f"'Your own SQL')")
 
-    def boolean(self, node: exp.Expression) -> Expr:
-        """``node`` compiled, which must be a BOOLEAN (or NULL)."""
-        compiled = self.compile(node)
-        if compiled.type not in (BOOLEAN, NULL):
-            raise refuse(node, f"{node.sql(dialect='spark')} is {compiled.type}, where a BOOLEAN condition is needed")
-        return compiled
+    def boolean(self, node: exp.Expression) -> Scalar:
+        """``node`` bound, which must be a BOOLEAN (or NULL)."""
+        bound = self.bind(node)
+        if bound.type not in (BOOLEAN, NULL):
+            raise refuse(node, f"{node.sql(dialect='spark')} is {bound.type}, where a BOOLEAN condition is needed")
+        return bound
 
-    def string(self, node: exp.Expression) -> Callable[[tuple], Any]:
+    def string(self, node: exp.Expression) -> Scalar:
         """``node`` as a STRING: a number or boolean is cast as Spark casts it; a DOUBLE or TIMESTAMP is refused."""
-        compiled = self.compile(node)
-        if compiled.type in (STRING, NULL):
-            return compiled.fn
-        if compiled.type.name in ("double", "timestamp", "date"):
-            raise refuse(node, f"{node.sql(dialect='spark')} is {compiled.type}: Spark prints it as text its own "
+        bound = self.bind(node)
+        if bound.type in (STRING, NULL):
+            return bound
+        if bound.type.name in ("double", "timestamp", "date"):
+            raise refuse(node, f"{node.sql(dialect='spark')} is {bound.type}: Spark prints it as text its own "
                                f"(Java's) way, which this subset does not copy; leave it out of string functions")
-        return converted(compiled, STRING).fn
+        return converted(bound, STRING)
 
-    def _negate(self, node: exp.Neg) -> Expr:
-        inner = self.compile(node.this)
+    def _column(self, node: exp.Column) -> Scalar:
+        if isinstance(node.this, exp.Star):
+            raise refuse(node, f"{node.sql()} is not an expression here")
+        if _matches(self.fields, node) or not self.outer:
+            return Ref(self.fields[field_at(self.fields, node)])
+        for scope in self.outer:
+            if _matches(scope, node):
+                found = scope[field_at(scope, node)]
+                if found not in self.correlated:
+                    self.correlated.append(found)
+                return Ref(found)
+        return Ref(self.fields[field_at(self.fields, node)])  # not found anywhere: report it against this scope
+
+    def _subquery(self, kind: str, query: exp.Expression, value: Scalar | None, node: exp.Expression) -> Scalar:
+        if self.subquery is None:
+            raise refuse(node, f"{construct(node) if kind != 'in' else 'IN (subquery)'} is not in the subset "
+                               f"{self.where}")
+        plan, correlated = self.subquery(query, self)
+        for found in correlated:
+            if found not in self.correlated and found not in self.fields:
+                self.correlated.append(found)
+        columns = plan.fields
+        if kind != "exists" and len(columns) != 1:
+            raise refuse(node, f"the subquery returns {len(columns)} columns where one is needed")
+        if kind == "in":
+            common = common_type([value.type, columns[0].type], node)
+            if value.type != NULL and not (value.type.numeric and columns[0].type.numeric) and \
+                    value.type != columns[0].type:
+                raise refuse(node, f"comparing {value.type} with {columns[0].type} needs an explicit CAST")
+            value = converted(value, common) if common == DOUBLE else value
+        result = columns[0].type if kind == "scalar" else BOOLEAN
+        return Subquery(kind, plan, value, False, result, tuple(correlated), node)
+
+    def _in(self, node: exp.In) -> Scalar:
+        query = node.args.get("query")
+        if query is not None:
+            return self._subquery("in", query.this if isinstance(query, exp.Subquery) else query,
+                                  self.bind(node.this), node)
+        value = self.bind(node.this)
+        items = [self.bind(item) for item in node.expressions]
+        common = common_type([value.type, *(item.type for item in items)], node)
+        target = DOUBLE if common == DOUBLE else None
+        parts = [converted(part, target) if target else part for part in (value, *items)]
+        return Call("in", tuple(parts), BOOLEAN, _member, LAZY)
+
+    def _negate(self, node: exp.Neg) -> Scalar:
+        inner = self.bind(node.this)
         kind = inner.type
         if not kind.numeric and kind != NULL:
             raise refuse(node, f"- needs a number, not {kind}")
         if isinstance(node.this, exp.Literal):
             return literal(node)  # -5 is the literal -5 (an INT even for -2147483648), as Spark's parser reads it
         if kind == NULL:
-            return Expr(lambda row: None, DOUBLE)  # Spark types -NULL as a DOUBLE
-        fn = inner.fn
+            return Literal(None, DOUBLE)  # Spark types -NULL as a DOUBLE
         if kind.integral:
-            return Expr(lambda row: None if (v := fn(row)) is None else checked_integral(-v, kind), kind)
+            return Call("-", (inner,), kind, lambda v: checked_integral(-v, kind))
         if kind == DOUBLE:  # -NaN is a new NaN: made Spark's one NaN again, as every DOUBLE result is
-            return Expr(lambda row: None if (v := fn(row)) is None else sql_value(-v), kind)
-        return Expr(lambda row: None if (v := fn(row)) is None else -v, kind)
+            return Call("-", (inner,), kind, _negative_double)
+        return Call("-", (inner,), kind, operator.neg)
 
-    def _abs(self, node: exp.Abs) -> Expr:
-        inner = self.compile(node.this)
-        kind, fn = inner.type, inner.fn
+    def _abs(self, node: exp.Abs) -> Scalar:
+        inner = self.bind(node.this)
+        kind = inner.type
         if not kind.numeric:
             raise refuse(node, f"abs() needs a number, not {kind}")
         if kind.integral:
-            return Expr(lambda row: None if (v := fn(row)) is None else checked_integral(abs(v), kind), kind)
+            return Call("abs", (inner,), kind, lambda v: checked_integral(abs(v), kind))
         if kind == DOUBLE:
-            return Expr(lambda row: None if (v := fn(row)) is None else sql_value(abs(v)), kind)
-        return Expr(lambda row: None if (v := fn(row)) is None else abs(v), kind)
+            return Call("abs", (inner,), kind, _absolute_double)
+        return Call("abs", (inner,), kind, abs)
 
-    def _like(self, node: exp.Like, escape: str | None) -> Expr:
+    def _like(self, node: exp.Like, escape: str | None) -> Scalar:
         value = self.string(node.this)
-        pattern = self.compile(node.expression)
+        pattern = self.bind(node.expression)
         if pattern.type not in (STRING, NULL):
             raise refuse(node, f"LIKE takes a STRING pattern, not {pattern.type}")
         negate = bool(node.args.get("negate"))
         escape = "\\" if escape is None else escape
-        if pattern.literal is not _MISSING:
-            compiled = None if pattern.literal is None else like_regex(pattern.literal, escape, node)
+        name = "not like" if negate else "like"
+        if isinstance(pattern, Literal):
+            if pattern.value is None:
+                return Literal(None, BOOLEAN)
+            compiled = like_regex(pattern.value, escape, node)
+            return Call(f"{name} {pattern}", (value,), BOOLEAN,
+                        lambda text: (compiled.fullmatch(text) is not None) != negate)
+        return Call(name, (value, pattern), BOOLEAN,
+                    lambda text, found: (like_regex(found, escape, node).fullmatch(text) is not None) != negate)
 
-            def match(row: tuple) -> bool | None:
-                text = value(row)
-                if text is None or compiled is None:
-                    return None
-                return (compiled.fullmatch(text) is not None) != negate
-        else:
-            patterns = pattern.fn
-
-            def match(row: tuple) -> bool | None:
-                text, found = value(row), patterns(row)
-                if text is None or found is None:
-                    return None
-                return (like_regex(found, escape, node).fullmatch(text) is not None) != negate
-        return Expr(match, BOOLEAN)
-
-    def _case(self, node: exp.Expression) -> Expr:
+    def _case(self, node: exp.Expression) -> Scalar:
         if isinstance(node, exp.If):
             branches = [(node.this, node.args["true"])]
             default = node.args.get("false")
@@ -276,28 +315,22 @@ class Expressions:
             branches = [(branch.this, branch.args["true"]) for branch in node.args["ifs"]]
             default = node.args.get("default")
             subject = node.this
-        results = [self.compile(result) for _, result in branches]
-        otherwise = self.compile(default) if default is not None else Expr(lambda row: None, NULL, None)
+        results = [self.bind(result) for _, result in branches]
+        otherwise = self.bind(default) if default is not None else Literal(None, NULL)
         common = common_type([result.type for result in [*results, otherwise]], node)
         if subject is not None:
-            compared = self.compile(subject)
-            conditions = [comparison(operator.eq, compared, self.compile(when), when).fn for when, _ in branches]
+            compared = self.bind(subject)
+            conditions = [comparison("=", operator.eq, compared, self.bind(when), when) for when, _ in branches]
         else:
-            conditions = [self.boolean(when).fn for when, _ in branches]
-        arms = [(condition, converted(result, common).fn)
-                for condition, result in zip(conditions, results, strict=True)]
-        fallback = converted(otherwise, common).fn
+            conditions = [self.boolean(when) for when, _ in branches]
+        parts: list[Scalar] = []
+        for condition, result in zip(conditions, results, strict=True):
+            parts += [condition, converted(result, common)]
+        parts.append(converted(otherwise, common))
+        return Call("case", tuple(parts), common, _choose, LAZY)
 
-        def choose(row: tuple) -> Any:
-            for condition, result in arms:
-                if condition(row) is True:
-                    return result(row)
-            return fallback(row)
-
-        return Expr(choose, common)
-
-    def _cast(self, node: exp.Expression) -> Expr:
-        inner = self.compile(node.this)
+    def _cast(self, node: exp.Expression) -> Scalar:
+        inner = self.bind(node.this)
         target_text = node.to.sql(dialect="spark")
         if node.to.this == exp.DataType.Type.TEXT or target_text.upper().startswith("VARCHAR"):
             target = STRING
@@ -314,76 +347,67 @@ class Expressions:
             raise refuse(node, f"CAST from {source} to {target} is not in the subset (casts between numbers, "
                                f"booleans and strings are, except DOUBLE to STRING)")
         if source == NULL:
-            return Expr(lambda row: None, target, None)
+            return Literal(None, target)
         return converted(inner, target)
 
-    def _substring(self, node: exp.Substring) -> Expr:
-        text = self.string(node.this)
-        start = self._integer(node.args["start"])
-        length = self._integer(node.args["length"]) if node.args.get("length") is not None else None
+    def _substring(self, node: exp.Substring) -> Scalar:
+        parts = [self.string(node.this), self._integer(node.args["start"])]
+        if node.args.get("length") is not None:
+            parts.append(self._integer(node.args["length"]))
+        return Call("substring", tuple(parts), STRING, _cut)
 
-        def cut(row: tuple) -> str | None:
-            value, position = text(row), start(row)
-            size = length(row) if length is not None else 2**31 - 1
-            if value is None or position is None or size is None:
-                return None
-            begin = position - 1 if position > 0 else (len(value) + position if position < 0 else 0)
-            end = begin + size
-            begin = max(begin, 0)
-            return value[begin:end] if begin < end else ""
-
-        return Expr(cut, STRING)
-
-    def _integer(self, node: exp.Expression) -> Callable[[tuple], Any]:
-        compiled = self.compile(node)
-        if not (compiled.type.integral or compiled.type == NULL):
-            raise refuse(node, f"{node.sql(dialect='spark')} must be an integer here, not {compiled.type}")
-        return compiled.fn
+    def _integer(self, node: exp.Expression) -> Scalar:
+        bound = self.bind(node)
+        if not (bound.type.integral or bound.type == NULL):
+            raise refuse(node, f"{node.sql(dialect='spark')} must be an integer here, not {bound.type}")
+        return bound
 
 
-def literal(node: exp.Expression) -> Expr:
-    """A literal's ``Expr``: integers are INT, then BIGINT, then DECIMAL as they grow; ``1.5`` is DECIMAL(2, 1);
-    ``1e3`` is DOUBLE."""
+def literal(node: exp.Expression) -> Literal:
+    """A literal: integers are INT, then BIGINT, then DECIMAL as they grow; ``1.5`` is DECIMAL(2, 1); ``1e3`` is
+    DOUBLE."""
     if isinstance(node, exp.Null):
-        return Expr(lambda row: None, NULL, None)
+        return Literal(None, NULL)
     if isinstance(node, exp.Boolean):
-        value = bool(node.this)
-        return Expr(lambda row: value, BOOLEAN, value)
+        return Literal(bool(node.this), BOOLEAN)
     sign = 1
     if isinstance(node, exp.Neg):
         sign, node = -1, node.this
     if node.is_string:
-        text = node.this
-        return Expr(lambda row: text, STRING, text)
+        return Literal(node.this, STRING)
     text = node.this
     if "e" in text.lower():
-        value = sql_value(sign * float(text))
-        return Expr(lambda row: value, DOUBLE, value)
+        return Literal(sql_value(sign * float(text)), DOUBLE)
     if "." in text:
         value = sign * Decimal(text)
         digits, exponent = len(value.as_tuple().digits), -value.as_tuple().exponent
-        kind = SqlType("decimal", max(digits, exponent), exponent)
-        return Expr(lambda row: value, kind, value)
-    value = sign * int(text)
-    if -(2**31) <= value < 2**31:
-        kind = INT
-    elif -(2**63) <= value < 2**63:
-        kind = BIGINT
-    else:
-        kind = literal_decimal(value)
-        value = Decimal(value)
-    return Expr(lambda row: value, kind, value)
+        return Literal(value, SqlType("decimal", max(digits, exponent), exponent))
+    number = sign * int(text)
+    if -(2**31) <= number < 2**31:
+        return Literal(number, INT)
+    if -(2**63) <= number < 2**63:
+        return Literal(number, BIGINT)
+    return Literal(Decimal(number), literal_decimal(number))
 
 
-def converted(expr: Expr, target: SqlType) -> Expr:
-    """``expr`` cast to ``target`` (the implicit casts of CASE, COALESCE and set operations, and CAST itself)."""
-    source = expr.type
-    if source == target or source == NULL:
-        return Expr(expr.fn, target, expr.literal, expr.position)
-    fn = expr.fn
+def converted(scalar: Scalar, target: SqlType) -> Scalar:
+    """``scalar`` cast to ``target`` (the implicit casts of CASE, COALESCE and set operations, and CAST itself)."""
+    source = scalar.type
+    if source == target:
+        return scalar
+    if source == NULL:
+        return Literal(None, target) if isinstance(scalar, Literal) else Call(
+            f"cast as {target}", (scalar,), target, _identity)
+    if isinstance(scalar, Literal):
+        try:
+            value = cast(scalar.value, source, target)
+        except SqlRuntimeError:
+            value = _MISSING  # Spark raises only where the value is computed: keep the cast for then
+        if value is not _MISSING:
+            return Literal(sql_value(value) if target == DOUBLE else value, target)
     if target == DOUBLE:
-        return Expr(lambda row: None if (v := fn(row)) is None else sql_value(cast(v, source, target)), target)
-    return Expr(lambda row: cast(fn(row), source, target), target)
+        return Call(f"cast as {target}", (scalar,), target, lambda v: sql_value(cast(v, source, target)))
+    return Call(f"cast as {target}", (scalar,), target, lambda v: cast(v, source, target))
 
 
 def common_type(types: Sequence[SqlType], node: exp.Expression) -> SqlType:
@@ -397,7 +421,7 @@ def common_type(types: Sequence[SqlType], node: exp.Expression) -> SqlType:
     return common
 
 
-def arithmetic(symbol: str, left: Expr, right: Expr, node: exp.Expression) -> Expr:
+def arithmetic(symbol: str, left: Scalar, right: Scalar, node: exp.Expression) -> Scalar:
     """``left symbol right`` with Spark's result type and its errors (overflow, division by zero)."""
     lt, rt = left.type, right.type
     if lt == NULL and rt == NULL:
@@ -408,38 +432,32 @@ def arithmetic(symbol: str, left: Expr, right: Expr, node: exp.Expression) -> Ex
     if symbol == "div":
         if DOUBLE in (lt, rt):
             raise refuse(node, "div takes integers or decimals, not DOUBLE")
-        return _binary(left.fn, right.fn, lambda a, b: _integral_divide(a, b), BIGINT)
+        return Call(symbol, (left, right), BIGINT, _integral_divide)
     if DOUBLE in (lt, rt):
-        return _binary(left.fn, right.fn, _DOUBLE_OPERATIONS[symbol], DOUBLE)
+        return Call(symbol, (left, right), DOUBLE, _DOUBLE_OPERATIONS[symbol])
     if lt.integral and rt.integral:
         if symbol == "/":
-            return _binary(left.fn, right.fn, _DOUBLE_OPERATIONS["/"], DOUBLE)
+            return Call(symbol, (left, right), DOUBLE, _DOUBLE_OPERATIONS["/"])
         kind = wider(lt, rt)
         operation = _INTEGRAL_OPERATIONS[symbol]
-        return _binary(left.fn, right.fn, lambda a, b: checked_integral(operation(a, b), kind), kind)
-    ld = literal_decimal(left.literal) if lt.integral and isinstance(left.literal, int) else lt.decimal
-    rd = literal_decimal(right.literal) if rt.integral and isinstance(right.literal, int) else rt.decimal
+        return Call(symbol, (left, right), kind, lambda a, b: checked_integral(operation(a, b), kind))
+    ld = literal_decimal(left.value) if lt.integral and _integer_literal(left) else lt.decimal
+    rd = literal_decimal(right.value) if rt.integral and _integer_literal(right) else rt.decimal
     kind = decimal_result(symbol, ld, rd)
     if symbol == "/":
-        return _binary(left.fn, right.fn, lambda a, b: decimal_quotient(Decimal(a), Decimal(b), kind), kind)
+        return Call(symbol, (left, right), kind, lambda a, b: decimal_quotient(Decimal(a), Decimal(b), kind))
     operation = _DECIMAL_OPERATIONS[symbol]
 
     def decimal(a: Any, b: Any) -> Decimal:
         with localcontext(WIDE):
             return checked_decimal(operation(Decimal(a), Decimal(b)), kind)
 
-    return _binary(left.fn, right.fn, decimal, kind)
+    return Call(symbol, (left, right), kind, decimal)
 
 
-def _binary(left: Callable, right: Callable, operation: Callable[[Any, Any], Any], kind: SqlType) -> Expr:
-    def apply(row: tuple) -> Any:
-        a = left(row)
-        if a is None:
-            return None
-        b = right(row)
-        return None if b is None else operation(a, b)
-
-    return Expr(apply, kind)
+def _integer_literal(scalar: Scalar) -> bool:
+    """Whether ``scalar`` is an integer literal (Spark types one beside a DECIMAL by its own digits)."""
+    return isinstance(scalar, Literal) and isinstance(scalar.value, int) and not isinstance(scalar.value, bool)
 
 
 def _java_remainder(a: int, b: int) -> int:
@@ -497,95 +515,133 @@ _DOUBLE_OPERATIONS = {
 }
 
 
-def comparable(left: Expr, right: Expr, node: exp.Expression) -> tuple[Callable, Callable]:
-    """The two sides as functions whose values Python compares as Spark does: both as floats beside a DOUBLE."""
+def _negative_double(value: float) -> float:
+    return sql_value(-value)
+
+
+def _absolute_double(value: float) -> float:
+    return sql_value(abs(value))
+
+
+def comparable(left: Scalar, right: Scalar, node: exp.Expression) -> tuple[Scalar, Scalar]:
+    """The two sides as expressions whose values Python compares as Spark does: both DOUBLE beside a DOUBLE.
+
+    Raises:
+        SqlError: the types are ones Spark compares only after an implicit cast this subset leaves out.
+    """
     lt, rt = left.type, right.type
     if NULL not in (lt, rt) and not (lt.numeric and rt.numeric) and lt != rt:
         raise refuse(node, f"comparing {lt} with {rt} needs an explicit CAST (Spark would cast the string)")
     if DOUBLE in (lt, rt):
-        return converted(left, DOUBLE).fn, converted(right, DOUBLE).fn
-    return left.fn, right.fn
+        return converted(left, DOUBLE), converted(right, DOUBLE)
+    return left, right
 
 
-def comparison(compare: Callable[[Any, Any], bool], left: Expr, right: Expr, node: exp.Expression) -> Expr:
-    """``left compare right``: NULL if either side is NULL."""
+def comparison(symbol: str, compare: Callable[[Any, Any], bool], left: Scalar, right: Scalar,
+               node: exp.Expression) -> Scalar:
+    """``left symbol right``: NULL if either side is NULL."""
     a, b = comparable(left, right, node)
-    return _binary(a, b, compare, BOOLEAN)
+    return Call(symbol, (a, b), BOOLEAN, compare)
 
 
-def null_safe_equal(left: Expr, right: Expr, node: exp.Expression) -> Expr:
+def null_safe_equal(left: Scalar, right: Scalar, node: exp.Expression) -> Scalar:
     """``left <=> right``: true when both are NULL, false when one is, else ``=``."""
     a, b = comparable(left, right, node)
-
-    def equal(row: tuple) -> bool:
-        x, y = a(row), b(row)
-        return x is None and y is None if x is None or y is None else x == y
-
-    return Expr(equal, BOOLEAN)
+    return Call("<=>", (a, b), BOOLEAN, _null_safe_equal, VALUES)
 
 
-def logic(conjunction: bool, left: Expr, right: Expr) -> Expr:
+def _null_safe_equal(x: Any, y: Any) -> bool:
+    return x is None and y is None if x is None or y is None else x == y
+
+
+def logic(conjunction: bool, left: Scalar, right: Scalar) -> Scalar:
     """``AND`` (``conjunction``) or ``OR`` in three-valued logic; the right side is not evaluated when the left
     decides."""
-    a, b = left.fn, right.fn
-    decisive = not conjunction
-
-    def combine(row: tuple) -> bool | None:
-        x = a(row)
-        if x is decisive:
-            return decisive
-        y = b(row)
-        if y is decisive:
-            return decisive
-        return None if x is None or y is None else conjunction
-
-    return Expr(combine, BOOLEAN)
+    return Call("AND" if conjunction else "OR", (left, right), BOOLEAN, _and if conjunction else _or, LAZY)
 
 
-def membership(value: Expr, items: list[Expr], node: exp.Expression) -> Expr:
+def conjunction(parts: Sequence[Scalar]) -> Scalar | None:
+    """The ``AND`` of ``parts`` (None for no part)."""
+    result = None
+    for part in parts:
+        result = part if result is None else logic(True, result, part)
+    return result
+
+
+def negation(inner: Scalar) -> Scalar:
+    return Call("NOT", (inner,), BOOLEAN, operator.not_)
+
+
+def _and(row: tuple, fns: Sequence[Callable]) -> bool | None:
+    x = fns[0](row)
+    if x is False:
+        return False
+    y = fns[1](row)
+    if y is False:
+        return False
+    return None if x is None or y is None else True
+
+
+def _or(row: tuple, fns: Sequence[Callable]) -> bool | None:
+    x = fns[0](row)
+    if x is True:
+        return True
+    y = fns[1](row)
+    if y is True:
+        return True
+    return None if x is None or y is None else False
+
+
+def _is_null(value: Any) -> bool:
+    return value is None
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _member(row: tuple, fns: Sequence[Callable]) -> bool | None:
     """``value IN (items)``: true if an item equals it; else NULL if it or an item is NULL; else false."""
-    common = common_type([value.type, *(item.type for item in items)], node)
-    target = DOUBLE if common == DOUBLE else None
-    subject = converted(value, target).fn if target else value.fn
-    options = [converted(item, target).fn if target else item.fn for item in items]
-
-    def member(row: tuple) -> bool | None:
-        x = subject(row)
-        if x is None:
-            return None
-        unknown = False
-        for option in options:
-            y = option(row)
-            if y is None:
-                unknown = True
-            elif x == y:
-                return True
-        return None if unknown else False
-
-    return Expr(member, BOOLEAN)
-
-
-def coalesce(parts: list[Expr], kind: SqlType) -> Expr:
-    fns = [part.fn for part in parts]
-
-    def first(row: tuple) -> Any:
-        for fn in fns:
-            value = fn(row)
-            if value is not None:
-                return value
+    x = fns[0](row)
+    if x is None:
         return None
+    unknown = False
+    for option in fns[1:]:
+        y = option(row)
+        if y is None:
+            unknown = True
+        elif x == y:
+            return True
+    return None if unknown else False
 
-    return Expr(first, kind)
+
+def _first_present(row: tuple, fns: Sequence[Callable]) -> Any:
+    for fn in fns:
+        value = fn(row)
+        if value is not None:
+            return value
+    return None
 
 
-def concat(parts: list[Callable[[tuple], Any]]) -> Expr:
-    """``concat(...)`` and ``||``: NULL if any part is NULL."""
+def _choose(row: tuple, fns: Sequence[Callable]) -> Any:
+    """CASE: ``fns`` are condition, result pairs and the default last; the first true condition's result."""
+    for position in range(0, len(fns) - 1, 2):
+        if fns[position](row) is True:
+            return fns[position + 1](row)
+    return fns[-1](row)
 
-    def joined(row: tuple) -> str | None:
-        values = [part(row) for part in parts]
-        return None if any(value is None for value in values) else "".join(values)
 
-    return Expr(joined, STRING)
+def _concat(*values: str) -> str:
+    """``concat(...)`` and ``||`` (NULL if any part is NULL: the call is strict)."""
+    return "".join(values)
+
+
+def _cut(value: str, position: int, size: int = 2**31 - 1) -> str:
+    """``substring(value, position, size)``: positions count from 1, negative ones from the end."""
+    begin = position - 1 if position > 0 else (len(value) + position if position < 0 else 0)
+    end = begin + size
+    begin = max(begin, 0)
+    return value[begin:end] if begin < end else ""
 
 
 _LIKE_CACHE: dict[tuple[str, str], re.Pattern] = {}
