@@ -296,13 +296,13 @@ class Expressions:
             raise refuse(node, f"LIKE takes a STRING pattern, not {pattern.type}")
         negate = bool(node.args.get("negate"))
         escape = "\\" if escape is None else escape
-        name = "not like" if negate else "like"
+        name = "NOT LIKE" if negate else "LIKE"
         if isinstance(pattern, Literal):
             if pattern.value is None:
                 return Literal(None, BOOLEAN)
             compiled = like_regex(pattern.value, escape, node)
-            return Call(f"{name} {pattern}", (value,), BOOLEAN,
-                        lambda text: (compiled.fullmatch(text) is not None) != negate)
+            return Call(name, (value, pattern), BOOLEAN,
+                        lambda text, _: (compiled.fullmatch(text) is not None) != negate)
         return Call(name, (value, pattern), BOOLEAN,
                     lambda text, found: (like_regex(found, escape, node).fullmatch(text) is not None) != negate)
 

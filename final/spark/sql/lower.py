@@ -143,6 +143,8 @@ def _rename(plan: Rename, env: Env) -> Any:
 def _project(plan: Project, env: Env) -> Any:
     rows = lower(plan.child, env)
     where = layout(plan.child.fields)
+    if not plan.exprs:
+        return rows.map(_unit)  # no column is read, only how many rows there are
     if all(isinstance(expr, Ref) for expr in plan.exprs):
         positions = [where[expr.id] for expr in plan.exprs]
         if positions == list(range(len(plan.child.fields))):

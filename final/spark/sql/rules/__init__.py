@@ -16,7 +16,9 @@ sqlglot's optimizer states its ``RULES``:
 3. ``push_down``: WHERE's conjuncts move to the inputs they read, and
    those that read two sides of a join become its condition (a comma join
    becomes an equi-join, not every pair);
-4. ``delta_join``: three or more inputs joined by inner equi-joins become
+4. ``prune``: what each join arranges, and what each SELECT computes, are
+   only the columns read above it;
+5. ``delta_join``: three or more inputs joined by inner equi-joins become
    one delta join (003), outside loops.
 
 ``rewrite`` returns the plan and the names of the rules that changed it.
@@ -27,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..logical import Plan
-from . import decorrelate, delta_join, factor_or, push_down
+from . import decorrelate, delta_join, factor_or, prune, push_down
 
 Rule = Callable[[Plan], Plan]
 
@@ -35,6 +37,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("decorrelate", decorrelate.apply),
     ("factor_or", factor_or.apply),
     ("push_down", push_down.apply),
+    ("prune", prune.apply),
     ("delta_join", delta_join.apply),
 )
 

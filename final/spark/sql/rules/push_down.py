@@ -69,7 +69,7 @@ def sink(plan: Plan, parts: list[Scalar], clause: str) -> Plan:
         return replace(plan, child=sink(plan.child, below, clause))
     if isinstance(plan, Project):
         return _through_project(plan, parts, clause)
-    if isinstance(plan, Join) and plan.null_aware is None:
+    if isinstance(plan, Join):
         return _into_join(plan, parts, clause)
     return Filter(plan, conjunction(parts), clause)
 
