@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from datetime import date, datetime
 from decimal import Decimal
 
 import pytest
@@ -33,6 +34,7 @@ TABLES = {
     "b": Table("b", (("k", "INT"), ("w", "STRING"), ("d", "DECIMAL(4,1)"))),
     "c": Table("c", (("k", "INT"), ("z", "STRING"))),
     "e": Table("e", (("src", "BIGINT"), ("dst", "BIGINT"))),
+    "t": Table("t", (("id", "INT"), ("d", "DATE"), ("ts", "TIMESTAMP"), ("s", "STRING"))),
 }
 
 A = [(1, 10, Decimal("1.50"), 1.5, "x", True), (1, 20, Decimal("-2.25"), NAN, "Ä", False),
@@ -43,16 +45,22 @@ B = [(1, "one", Decimal("1.5")), (2, "two", None), (None, "null", Decimal("0.0")
      (1, "uno", Decimal("2.0"))]
 C = [(1, "c1"), (2, "c2"), (5, "c5")]
 E = [(1, 2), (2, 3), (1, 3), (3, 4), (5, 6)]
+T = [(1, date(2024, 1, 31), datetime(2024, 1, 31, 23, 59, 59, 500000), "2024-03-01"),
+     (2, date(2020, 2, 29), datetime(2020, 2, 29), "2020-02-29"), (3, None, None, None),
+     (4, date(1999, 12, 31), datetime(1999, 12, 31, 12, 30, 15, 123456), "not a date"),
+     (5, date(2023, 6, 15), datetime(2023, 6, 15, 6, 7, 8), " 2023-6-5 ")]
 
 HISTORY = [
     # version 0: the load
     [("a", row, 1) for row in A] + [("b", row, 1) for row in B] + [("c", row, 1) for row in C]
-    + [("e", row, 1) for row in E],
+    + [("e", row, 1) for row in E] + [("t", row, 1) for row in T],
     # version 1: deletes, a duplicate, a new key
     [("a", A[0], -1), ("a", A[5], 1), ("b", B[0], -1), ("b", (3, "three", Decimal("3.3")), 1),
-     ("e", (2, 3), -1), ("e", (4, 5), 1), ("c", C[2], -1)],
+     ("e", (2, 3), -1), ("e", (4, 5), 1), ("c", C[2], -1), ("t", T[1], -1),
+     ("t", (6, date(2024, 12, 31), datetime(2024, 12, 31, 0, 0, 1), "2024-12-31"), 1)],
     # version 2: re-inserts; c emptied
-    [("a", A[0], 1), ("a", A[1], -1), ("b", B[0], 1), ("c", C[0], -1), ("c", C[1], -1), ("e", (2, 3), 1)],
+    [("a", A[0], 1), ("a", A[1], -1), ("b", B[0], 1), ("c", C[0], -1), ("c", C[1], -1), ("e", (2, 3), 1),
+     ("t", T[1], 1), ("t", T[4], -1)],
 ]
 
 
@@ -184,6 +192,22 @@ CONSTRUCTS = {
     "order by a column not selected": "SELECT s FROM a ORDER BY v DESC NULLS LAST, k, s LIMIT 2",
     "order by an aggregate": "SELECT k, SUM(v) AS total FROM a GROUP BY k ORDER BY total DESC NULLS LAST LIMIT 2",
     "order by over a union": "SELECT k FROM a UNION SELECT k FROM c ORDER BY 1 LIMIT 2",
+    "dates": "SELECT id, d, CAST('2024-02-29' AS DATE), DATE '2021-03-04', d + INTERVAL '1' MONTH, "
+             "d - INTERVAL 3 DAYS, d + INTERVAL '1-2' YEAR TO MONTH, date_add(d, 10), date_sub(d, 1), "
+             "datediff(d, DATE '2024-01-01'), add_months(d, -1), EXTRACT(YEAR FROM d), year(d), month(d), day(d), "
+             "quarter(d), dayofweek(d), dayofyear(d), last_day(d), weekofyear(d), trunc(d, 'MM'), "
+             "trunc(d, 'YEAR'), CAST(d AS STRING) FROM t",
+    "timestamps": "SELECT id, ts, CAST(ts AS DATE), date_trunc('MONTH', ts), date_trunc('HOUR', ts), "
+                  "date_trunc('WEEK', ts), hour(ts), minute(ts), second(ts), EXTRACT(SECOND FROM ts), "
+                  "ts + INTERVAL 2 HOURS, d + INTERVAL 90 MINUTES, CAST(ts AS STRING), CAST(d AS TIMESTAMP), "
+                  "EXTRACT(HOUR FROM d) FROM t",
+    "dates compared, grouped and aggregated": "SELECT year(d) AS y, MIN(d), MAX(ts), COUNT(DISTINCT d), COUNT(*) "
+                                              "FROM t WHERE d >= DATE '2020-01-01' AND ts < CAST("
+                                              "'2030-01-01 00:00:00' AS TIMESTAMP) GROUP BY year(d)",
+    "a date compared with a timestamp and a string": "SELECT id FROM t WHERE d > '2023-06-01' OR "
+                                                     "d = CAST('2024-01-31 10:00:00' AS TIMESTAMP) OR ts >= d",
+    "to_date": "SELECT id, to_date(s), to_date(s, 'yyyy-MM-dd'), CAST(s AS DATE), CAST(s AS TIMESTAMP) FROM t "
+               "WHERE id IN (1, 2, 3, 6)",
     "union all recursion on a DAG": "WITH RECURSIVE r(n, depth) AS (SELECT src, 0 FROM e WHERE src = 1 UNION ALL "
                                     "SELECT e.dst, r.depth + 1 FROM r JOIN e ON r.n = e.src) SELECT n, depth FROM r",
 }
@@ -207,6 +231,7 @@ RUNTIME_ERRORS = {
     "a sum that overflows BIGINT": "SELECT SUM(v * 922337203685477580) FROM a",
     "a decimal out of range": "SELECT CAST(d * 100 AS DECIMAL(4,2)) FROM a",
     "a scalar subquery with two rows": "SELECT k, (SELECT k FROM c) FROM a",
+    "a string that is no date": "SELECT CAST(s AS DATE) FROM t",
 }
 
 
@@ -261,6 +286,9 @@ def test_recursive_queries_agree_with_sqlite_at_every_version(case):
 REFUSALS = {
     "SELECT k, ROW_NUMBER() OVER (ORDER BY k) FROM a": (1, 11, "a window function (OVER)"),
     "SELECT k FROM a LIMIT 3": (1, 17, "LIMIT or OFFSET without ORDER BY"),
+    "SELECT id, current_date() FROM t": (1, 12, "current_date() depends on when it runs"),
+    "SELECT id FROM t WHERE d < now()": (1, 28, "now() depends on when it runs"),
+    "SELECT to_date(s, 'yyyy-MMM-dd') FROM t": (1, 8, "the pattern letters 'MMM'"),
     "SELECT k FROM a WHERE k IN (SELECT k FROM b) OR v > 1": (1, 23, "IN (subquery) is in the subset as a "
                                                                       "condition AND-ed into WHERE"),
     "SELECT k, (SELECT z FROM c WHERE c.k = a.k) FROM a": (1, 12, "a correlated scalar subquery must aggregate"),

@@ -30,15 +30,18 @@ from typing import Any
 from sqlglot import exp
 
 from ..sqlfloat import NAN, sql_value
+from . import functions
 from .errors import SqlRuntimeError, refuse
 from .scalar import LAZY, VALUES, Call, Field, Literal, Ref, Scalar, Subquery
 from .types import (
     BIGINT,
     BOOLEAN,
+    DATE,
     DOUBLE,
     INT,
     NULL,
     STRING,
+    TIMESTAMP,
     WIDE,
     SqlType,
     cast,
@@ -142,6 +145,11 @@ class Expressions:
             return literal(node)
         if kind is exp.Neg:
             return self._negate(node)
+        if kind in (exp.Add, exp.Sub) and isinstance(node.expression, exp.Interval):
+            sign = 1 if kind is exp.Add else -1
+            return functions.shifted(self.bind(node.this), functions.interval(node.expression), sign, node)
+        if kind is exp.Add and isinstance(node.this, exp.Interval):
+            return functions.shifted(self.bind(node.expression), functions.interval(node.this), 1, node)
         if kind in ARITHMETIC:
             return arithmetic(ARITHMETIC[kind], self.bind(node.this), self.bind(node.expression), node)
         if kind in COMPARISONS:
@@ -195,6 +203,8 @@ class Expressions:
             return Call("concat", tuple(self.string(part) for part in parts), STRING, _concat)
         if kind is exp.Abs:
             return self._abs(node)
+        if functions.binds(node):
+            return functions.bind(self, node)
         if isinstance(node, exp.AggFunc):
             raise refuse(node, f"{node.sql_name()}() is an aggregate: it belongs in a SELECT list or HAVING with "
                                f"GROUP BY, not {self.where}")
@@ -213,7 +223,7 @@ class Expressions:
         bound = self.bind(node)
         if bound.type in (STRING, NULL):
             return bound
-        if bound.type.name in ("double", "timestamp", "date"):
+        if bound.type == DOUBLE:
             raise refuse(node, f"{node.sql(dialect='spark')} is {bound.type}: Spark prints it as text its own "
                                f"(Java's) way, which this subset does not copy; leave it out of string functions")
         return converted(bound, STRING)
@@ -341,11 +351,14 @@ class Expressions:
                 raise refuse(node, f"CAST to {target_text} is not in the subset") from None
         source = inner.type
         allowed = {"boolean", "tinyint", "smallint", "int", "bigint", "decimal", "double", "string"}
-        if source != target and source != NULL and not (
-            source.name in allowed and target.name in allowed and not (source == DOUBLE and target == STRING)
-        ):
+        temporal = {"date", "timestamp"}
+        numbers_and_text = source.name in allowed and target.name in allowed and not (
+            source == DOUBLE and target == STRING)
+        dates_and_text = {source.name, target.name} <= temporal | {"string"} and {source.name, target.name} & temporal
+        if source != target and source != NULL and not (numbers_and_text or dates_and_text):
             raise refuse(node, f"CAST from {source} to {target} is not in the subset (casts between numbers, "
-                               f"booleans and strings are, except DOUBLE to STRING)")
+                               f"booleans and strings are, except DOUBLE to STRING, and between dates, timestamps "
+                               f"and strings)")
         if source == NULL:
             return Literal(None, target)
         return converted(inner, target)
@@ -530,6 +543,13 @@ def comparable(left: Scalar, right: Scalar, node: exp.Expression) -> tuple[Scala
         SqlError: the types are ones Spark compares only after an implicit cast this subset leaves out.
     """
     lt, rt = left.type, right.type
+    temporal = (DATE, TIMESTAMP)
+    if lt in temporal and rt in temporal and lt != rt:
+        return converted(left, TIMESTAMP), converted(right, TIMESTAMP)  # a DATE compares as its midnight
+    if lt in temporal and rt == STRING and isinstance(right, Literal):
+        return left, converted(right, lt)  # d >= '2024-01-01': Spark reads the string as a date
+    if rt in temporal and lt == STRING and isinstance(left, Literal):
+        return converted(left, rt), right
     if NULL not in (lt, rt) and not (lt.numeric and rt.numeric) and lt != rt:
         raise refuse(node, f"comparing {lt} with {rt} needs an explicit CAST (Spark would cast the string)")
     if DOUBLE in (lt, rt):

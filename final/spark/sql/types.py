@@ -100,6 +100,7 @@ ALIASES = {
 
 BOOLEAN, INT, BIGINT, DOUBLE, STRING, NULL = (SqlType(name) for name in ("boolean", "int", "bigint", "double",
                                                                            "string", "void"))
+DATE, TIMESTAMP = SqlType("date"), SqlType("timestamp")
 
 
 def bounded(precision: int, scale: int) -> SqlType:
@@ -141,6 +142,8 @@ def wider(left: SqlType, right: SqlType) -> SqlType | None:
         return left
     if left == NULL or right == NULL:
         return right if left == NULL else left
+    if {left.name, right.name} == {"date", "timestamp"}:
+        return SqlType("timestamp")
     if left.integral and right.integral:
         return max(left, right, key=lambda kind: INTEGRAL_BITS[kind.name])
     if left.numeric and right.numeric:
@@ -188,6 +191,8 @@ def cast(value: Any, source: SqlType, target: SqlType) -> Any:
     if value is None or (source == target and target.name != "decimal"):
         return value
     name = target.name
+    if {source.name, name} & {"date", "timestamp"}:
+        return _temporal(value, source.name, name)
     if name == "string":
         return _to_string(value, source)
     if name == "boolean":
@@ -203,6 +208,19 @@ def cast(value: Any, source: SqlType, target: SqlType) -> Any:
     if source == target:
         return value
     raise SqlRuntimeError(f"[CAST] {source} cannot be cast to {target}")
+
+
+def _temporal(value: Any, source: str, target: str) -> Any:
+    """A cast to or from DATE or TIMESTAMP (``dates.py`` has Spark's rules for each)."""
+    from . import dates  # dates types its results with this module
+
+    casts = {("string", "date"): dates.parse_date, ("string", "timestamp"): dates.parse_timestamp,
+             ("date", "string"): dates.format_date, ("timestamp", "string"): dates.format_timestamp,
+             ("timestamp", "date"): dates.timestamp_to_date, ("date", "timestamp"): dates.date_to_timestamp}
+    found = casts.get((source, target))
+    if found is None:
+        raise SqlRuntimeError(f"[CAST] {source} cannot be cast to {target}")
+    return found(value)
 
 
 def _to_string(value: Any, source: SqlType) -> str:

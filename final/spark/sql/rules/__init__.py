@@ -18,8 +18,8 @@ sqlglot's optimizer states its ``RULES``:
    becomes an equi-join, not every pair);
 4. ``prune``: what each join arranges, and what each SELECT computes, are
    only the columns read above it;
-5. ``delta_join``: three or more inputs joined by inner equi-joins become
-   one delta join (003), outside loops.
+5. ``delta_join``: three inputs joined by inner equi-joins become one
+   delta join (003), outside loops.
 
 ``rewrite`` returns the plan and the names of the rules that changed it.
 """

@@ -1,4 +1,4 @@
-"""Choosing the delta join: three or more inputs joined by inner equi-joins become one ``MultiJoin``.
+"""Choosing the delta join: three inputs joined by inner equi-joins become one ``MultiJoin``.
 
 A chain of binary joins arranges every intermediate result (``a ⋈ b`` is
 kept to be joined with ``c``); a delta join (003, ``join_many``) arranges
@@ -8,6 +8,14 @@ of inner joins whose conditions connect every input by equalities between
 two inputs; the other conditions filter its output. Inside a loop (WITH
 RECURSIVE) binary joins stay: the delta join is built for one-coordinate
 versions.
+
+Only three inputs, not more: measured on TPC-H at scale 0.01, a delta join
+of three loads and updates as fast as binary joins do (Q3: 0.32 s against
+0.25 s to load, 0.9 against 1.0 ms a refresh) and keeps no intermediate
+arrangement; past three, each change walks a path through every other input,
+and that costs far more than the intermediates save (Q9, six inputs: 13.4 s
+against 0.36 s to load, 46.5 against 1.9 ms a refresh). Larger clusters stay
+binary joins, in the order the query names them.
 """
 
 from __future__ import annotations
@@ -16,9 +24,12 @@ from ..expressions import conjunction
 from ..logical import Filter, Join, MultiJoin, Plan, Recursive
 from ..scalar import Call, Scalar, conjuncts, ids
 
+MEMBERS = 3
+"""The number of inputs a delta join is chosen for (see above for why not more)."""
+
 
 def apply(plan: Plan) -> Plan:
-    """``plan`` with each cluster of three or more inner equi-joined inputs as one delta join."""
+    """``plan`` with each cluster of three inner equi-joined inputs as one delta join."""
     done: dict[int, Plan] = {}
 
     def visit(node: Plan, looping: bool) -> Plan:
@@ -50,7 +61,7 @@ def _cluster(node: Plan, visit) -> Plan | None:
         return None
     parts: list[Scalar] = []
     members = _members(node, parts)
-    if len(members) < 3:
+    if len(members) != MEMBERS:
         return None
     owners = [{f.id for f in member.fields} for member in members]
     equalities, residual = [], []
