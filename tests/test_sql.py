@@ -349,3 +349,22 @@ def test_explain_names_each_step_with_its_clause():
     text = explain(query)
     assert "MIN/MAX in a per-key hierarchy" in text
     assert "[WHERE v > 1]" in text and "[GROUP BY k]" in text
+
+
+def test_explain_shows_the_bound_plan_the_rules_and_a_not_exists_lowered_as_an_antijoin():
+    text = explain(compile_sql("SELECT k, s FROM a WHERE v > 1 AND NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k)",
+                               TABLES, "q"))
+    bound, lowered = text.split("plan lowered to the dataflow:")
+    assert "NOT EXISTS(subquery, correlated on k#" in bound
+    assert "rules that changed it: decorrelate, push_down" in bound
+    assert "antijoin on (k#" in lowered and "EXISTS(subquery" not in lowered
+    assert "filter (v#" in lowered.split("antijoin")[1]  # WHERE v > 1 pushed below the antijoin
+
+
+def test_a_join_key_in_every_branch_of_an_or_is_the_join_key_not_every_pair():
+    """TPC-H Q19's shape: its join key is written inside each branch of an OR."""
+    query = compile_sql("SELECT a.k FROM a, b WHERE (a.k = b.k AND a.v > 5) OR (a.k = b.k AND b.w = 'one')",
+                        TABLES, "q")
+    lowered = explain(query).split("plan lowered to the dataflow:")[1]
+    assert query.rules == ("factor_or", "push_down", "prune")
+    assert "every pair" not in lowered and "join on ((k#" in lowered

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from .scalar import Field, Scalar, ids
+from .scalar import Field, Scalar, Subquery, ids, walk
 from .types import SqlType
 
 LABEL_WIDTH = 48
@@ -64,7 +64,11 @@ class Plan:
         if id(self) in seen:
             return [f"{'  ' * depth}(the same {self.describe().split(' (')[0]} as above)  [{self.clause}]"]
         seen.add(id(self))
-        return [line, *(text for plan in self.inputs() for text in plan.explain(depth + 1, seen))]
+        subqueries = [part for scalar in self.expressions() for part in walk(scalar) if isinstance(part, Subquery)]
+        below = [f"{'  ' * (depth + 1)}{part} is:" for part in subqueries]
+        for position, part in enumerate(subqueries):
+            below[position:position + 1] = [below[position], *part.plan.explain(depth + 2, seen)]
+        return [line, *below, *(text for plan in self.inputs() for text in plan.explain(depth + 1, seen))]
 
 
 _INPUT_NAMES = ("child", "left", "right", "base", "step")

@@ -116,6 +116,8 @@ class Call(Scalar):
         return Call(self.name, children, self.type, self.kernel, self.mode)
 
     def __str__(self) -> str:
+        if self.name == "NOT":
+            return f"NOT {self.args[0]}"
         if (len(self.args) == 2 and not self.name.isidentifier()) or self.name in ("AND", "OR", "div"):
             return f"({self.args[0]} {self.name} {self.args[1]})"
         return f"{self.name}({', '.join(str(arg) for arg in self.args)})"
