@@ -80,7 +80,13 @@ def _pruned(node: Plan, needed: set[int], top: bool) -> Plan:
     if isinstance(node, (Join, MultiJoin)):
         inputs = node.inputs()
         kept = [_narrowed(child, needed) for child in inputs]
-        return node if all(a is b for a, b in zip(kept, inputs, strict=True)) else node.with_inputs(kept)
+        if all(a is b for a, b in zip(kept, inputs, strict=True)):
+            return node
+        narrowed = node.with_inputs(kept)
+        if isinstance(narrowed, Join) and narrowed.pad is not None:  # the pad row loses the same columns
+            pad = tuple(value for f, value in zip(node.right.fields, node.pad, strict=True) if f.id in needed)
+            narrowed = replace(narrowed, pad=pad)
+        return narrowed
     if isinstance(node, Project) and not top and any(f.id not in needed for f in node.fields):
         pairs = [(f, expr) for f, expr in zip(node.fields, node.exprs, strict=True) if f.id in needed]
         return replace(node, exprs=[expr for _, expr in pairs], fields=[f for f, _ in pairs])
