@@ -459,6 +459,21 @@ def arithmetic(symbol: str, left: Scalar, right: Scalar, node: exp.Expression) -
     kind = decimal_result(symbol, ld, rd)
     if symbol == "/":
         return Call(symbol, (left, right), kind, lambda a, b: decimal_quotient(Decimal(a), Decimal(b), kind))
+    exact = {"+": max(ld.scale, rd.scale), "-": max(ld.scale, rd.scale), "*": ld.scale + rd.scale}.get(symbol)
+    if exact == kind.scale and not (lt.integral and rt.integral):
+        # The exact result already has the type's places (a DECIMAL value holds exactly its type's, an integer
+        # none): only its size is checked, with no rounding to do. This is most arithmetic (TPC-H's
+        # l_extendedprice * (1 - l_discount)), and rounding is what costs.
+        operation = _EXACT_OPERATIONS[symbol]
+        bound = Decimal(10) ** (kind.precision - kind.scale)
+
+        def exact_decimal(a: Any, b: Any) -> Decimal:
+            result = operation(a if type(a) is Decimal else Decimal(a), b if type(b) is Decimal else Decimal(b))
+            if -bound < result < bound:
+                return result
+            return checked_decimal(result, kind)  # raises Spark's NUMERIC_VALUE_OUT_OF_RANGE
+
+        return Call(symbol, (left, right), kind, exact_decimal)
     operation = _DECIMAL_OPERATIONS[symbol]
 
     def decimal(a: Any, b: Any) -> Decimal:
@@ -504,6 +519,8 @@ def _decimal_remainder(a: Decimal, b: Decimal) -> Decimal:
 
 
 _DECIMAL_OPERATIONS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "%": _decimal_remainder}
+_EXACT_OPERATIONS = {"+": WIDE.add, "-": WIDE.subtract, "*": WIDE.multiply}
+"""Exact sums, differences and products of two DECIMAL(38)s (WIDE has room for every digit)."""
 
 
 def _double_divide(a: Any, b: Any) -> float:
