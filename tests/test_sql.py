@@ -180,6 +180,7 @@ CONSTRUCTS = {
     "correlated scalar subquery": "SELECT k, d FROM a WHERE d > (SELECT AVG(b.d) FROM b WHERE b.k = a.k)",
     "correlated count over no rows": "SELECT k, (SELECT COUNT(*) FROM b WHERE b.k = a.k) AS n FROM a",
     "scalar subquery in having": "SELECT k, SUM(v) FROM a GROUP BY k HAVING SUM(v) > (SELECT COUNT(*) FROM b)",
+    "in a correlated aggregate": "SELECT k, v FROM a WHERE v IN (SELECT MAX(b.k) * 10 FROM b WHERE b.k = a.k)",
     "nested subqueries": "SELECT k FROM a WHERE k IN (SELECT k FROM b WHERE b.d >= (SELECT MIN(b2.d) FROM b AS b2 "
                          "WHERE b2.k = b.k))",
     "derived column list": "SELECT t.a, t.n FROM (SELECT k, COUNT(*) FROM a GROUP BY k) AS t (a, n)",
@@ -291,6 +292,8 @@ REFUSALS = {
     "SELECT to_date(s, 'yyyy-MMM-dd') FROM t": (1, 8, "the pattern letters 'MMM'"),
     "SELECT k FROM a WHERE k IN (SELECT k FROM b) OR v > 1": (1, 23, "IN (subquery) is in the subset as a "
                                                                       "condition AND-ed into WHERE"),
+    "SELECT k FROM a WHERE NOT EXISTS (SELECT COUNT(*) FROM b WHERE b.k = a.k)": (1, 27, "a correlated EXISTS or "
+                                                                                        "NOT IN over an aggregate"),
     "SELECT k, (SELECT z FROM c WHERE c.k = a.k) FROM a": (1, 12, "a correlated scalar subquery must aggregate"),
     "SELECT a.k FROM a JOIN b USING (k)": (1, 19, "JOIN ... USING"),
     "SELECT k FROM a LEFT SEMI JOIN b ON a.k = b.k": (1, 17, "LEFT SEMI JOIN"),

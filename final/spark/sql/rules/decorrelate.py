@@ -101,6 +101,11 @@ def _filter(node: Filter) -> Plan:
 def _semijoin(rows: Plan, subquery: Subquery, negated: bool) -> Plan:
     """``rows`` joined to an EXISTS or IN subquery: a semijoin, or (negated) an antijoin."""
     inner, pulled = _unnested(subquery)
+    if (subquery.kind == "exists" or negated) and any(isinstance(node, Aggregate) and node.correlated
+                                                      for node in nodes(inner)):
+        raise refuse(subquery.node, "a correlated EXISTS or NOT IN over an aggregate without GROUP BY is not in the "
+                                    "subset: that aggregate gives a row even where no row matches, which a join "
+                                    "does not; compare the aggregate with a scalar subquery instead")
     kind = "ANTI" if negated else "SEMI"
     clause = f"{'NOT ' if negated else ''}{'EXISTS' if subquery.kind == 'exists' else 'IN'} (subquery)"
     if subquery.kind == "exists":
