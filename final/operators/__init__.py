@@ -15,11 +15,13 @@ from .iterate import Egress, Enter, Feedback, Ingress, IterateMethods
 from .join import Arrange, HalfJoin, Join, JoinMethods
 from .linear import Concat, Debug, LinearMethods, LinearUnaryOperator
 from .reduce import Consolidate, CountInPlace, InPlace, Reduce, ReduceMethods, SumInPlace, ThresholdInPlace
+from .top_k import TopKInPlace, TopKMethods
 
 FAMILIES: tuple[type[StreamMethods], ...] = (
     LinearMethods,
     ReduceMethods,
     AggregateMethods,
+    TopKMethods,
     JoinMethods,
     DeltaJoinMethods,
     IterateMethods,
@@ -59,4 +61,6 @@ __all__ = [
     "StreamMethods",
     "SumInPlace",
     "ThresholdInPlace",
+    "TopKInPlace",
+    "TopKMethods",
 ]

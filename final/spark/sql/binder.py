@@ -230,6 +230,9 @@ class Binder:
         if hidden:
             extra = [Field(None, f"_order{position}", scalar.type) for position, scalar in enumerate(hidden)]
             plan = Project(project.child, [*project.exprs, *hidden], [*project.fields, *extra], project.clause)
+            computed = {id(scalar): Ref(f) for scalar, f in zip(hidden, extra, strict=True)}
+            keys = [SortKey(computed.get(id(key.expression), key.expression), key.descending, key.nulls_first)
+                    for key in keys]
         clause = clause_text(order)
         if limit is None and offset is None:
             sorted_: Plan = Sort(plan, keys, clause)
