@@ -36,11 +36,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Group the tests for pytest-xdist's ``--dist loadgroup`` (``scripts/test.sh`` runs the whole suite on two
     workers): a test file's tests run on one worker, in order, since they may share files and module
-    fixtures; the Spark tests (test_spark_*.py and test_sql_cli.py) run on one worker and share its one
-    SparkSession."""
+    fixtures; the Spark tests (test_spark_*.py, test_sql_cli.py, test_sql_dates.py) run on one worker and share
+    its one SparkSession."""
     for item in items:
         name = item.path.name
-        spark = name.startswith("test_spark") or name == "test_sql_cli.py"
+        spark = name.startswith("test_spark") or name in ("test_sql_cli.py", "test_sql_dates.py")
         item.add_marker(pytest.mark.xdist_group("spark" if spark else name))
 
 

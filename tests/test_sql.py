@@ -197,17 +197,19 @@ CONSTRUCTS = {
              "d - INTERVAL 3 DAYS, d + INTERVAL '1-2' YEAR TO MONTH, date_add(d, 10), date_sub(d, 1), "
              "datediff(d, DATE '2024-01-01'), add_months(d, -1), EXTRACT(YEAR FROM d), year(d), month(d), day(d), "
              "quarter(d), dayofweek(d), dayofyear(d), last_day(d), weekofyear(d), trunc(d, 'MM'), "
-             "trunc(d, 'YEAR'), CAST(d AS STRING) FROM t",
+             "trunc(d, 'YEAR'), CAST(d AS STRING), d + INTERVAL 1 DAY 2 HOURS, d + INTERVAL '2' WEEKS, "
+             "TIMESTAMP '2024-01-02 03:04:05.5' FROM t",
     "timestamps": "SELECT id, ts, CAST(ts AS DATE), date_trunc('MONTH', ts), date_trunc('HOUR', ts), "
                   "date_trunc('WEEK', ts), hour(ts), minute(ts), second(ts), EXTRACT(SECOND FROM ts), "
                   "ts + INTERVAL 2 HOURS, d + INTERVAL 90 MINUTES, CAST(ts AS STRING), CAST(d AS TIMESTAMP), "
-                  "EXTRACT(HOUR FROM d) FROM t",
+                  "EXTRACT(HOUR FROM d), d + INTERVAL '1' YEAR + INTERVAL '2' HOUR FROM t",
     "dates compared, grouped and aggregated": "SELECT year(d) AS y, MIN(d), MAX(ts), COUNT(DISTINCT d), COUNT(*) "
                                               "FROM t WHERE d >= DATE '2020-01-01' AND ts < CAST("
                                               "'2030-01-01 00:00:00' AS TIMESTAMP) GROUP BY year(d)",
     "a date compared with a timestamp and a string": "SELECT id FROM t WHERE d > '2023-06-01' OR "
                                                      "d = CAST('2024-01-31 10:00:00' AS TIMESTAMP) OR ts >= d",
-    "to_date": "SELECT id, to_date(s), to_date(s, 'yyyy-MM-dd'), CAST(s AS DATE), CAST(s AS TIMESTAMP) FROM t "
+    "to_date": "SELECT id, to_date(s), to_date(s, 'yyyy-MM-dd'), CAST(s AS DATE), CAST(s AS TIMESTAMP), "
+               "to_timestamp(s, 'yyyy-MM-dd') FROM t "
                "WHERE id IN (1, 2, 3, 6)",
     "union all recursion on a DAG": "WITH RECURSIVE r(n, depth) AS (SELECT src, 0 FROM e WHERE src = 1 UNION ALL "
                                     "SELECT e.dst, r.depth + 1 FROM r JOIN e ON r.n = e.src) SELECT n, depth FROM r",
@@ -289,7 +291,10 @@ REFUSALS = {
     "SELECT k FROM a LIMIT 3": (1, 17, "LIMIT or OFFSET without ORDER BY"),
     "SELECT id, current_date() FROM t": (1, 12, "current_date() depends on when it runs"),
     "SELECT id FROM t WHERE d < now()": (1, 28, "now() depends on when it runs"),
-    "SELECT to_date(s, 'yyyy-MMM-dd') FROM t": (1, 8, "the pattern letters 'MMM'"),
+    "SELECT id FROM t WHERE d > DATE '2024-13-01'": (1, 33, "DATE '2024-13-01' is not a date Spark reads"),
+    "SELECT EXTRACT(DAYOFMONTH FROM d) FROM t": (1, 8, "EXTRACT(DAYOFMONTH FROM ...)"),
+    "SELECT id, INTERVAL '1' DAY FROM t": (1, 12, "an INTERVAL is added to or subtracted"),
+    "SELECT to_date(s, 'yyyy-MMM-dd') FROM t": (1, 8, "the letter 'M' (MMM) is not supported"),
     "SELECT k FROM a WHERE k IN (SELECT k FROM b) OR v > 1": (1, 23, "IN (subquery) is in the subset as a "
                                                                       "condition AND-ed into WHERE"),
     "SELECT k FROM a WHERE NOT EXISTS (SELECT COUNT(*) FROM b WHERE b.k = a.k)": (1, 27, "a correlated EXISTS or "

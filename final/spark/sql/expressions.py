@@ -30,7 +30,7 @@ from typing import Any
 from sqlglot import exp
 
 from ..sqlfloat import NAN, sql_value
-from . import functions
+from . import dates, functions
 from .errors import SqlRuntimeError, refuse
 from .scalar import LAZY, VALUES, Call, Field, Literal, Ref, Scalar, Subquery
 from .types import (
@@ -145,11 +145,14 @@ class Expressions:
             return literal(node)
         if kind is exp.Neg:
             return self._negate(node)
-        if kind in (exp.Add, exp.Sub) and isinstance(node.expression, exp.Interval):
+        if kind in (exp.Add, exp.Sub) and functions.is_interval(node.expression):
             sign = 1 if kind is exp.Add else -1
             return functions.shifted(self.bind(node.this), functions.interval(node.expression), sign, node)
-        if kind is exp.Add and isinstance(node.this, exp.Interval):
+        if kind is exp.Add and functions.is_interval(node.this):
             return functions.shifted(self.bind(node.expression), functions.interval(node.this), 1, node)
+        if kind is exp.Interval or functions.is_interval(node):
+            raise refuse(node, "an INTERVAL is added to or subtracted from a DATE or TIMESTAMP here; it is no value "
+                               "of its own in this subset")
         if kind in ARITHMETIC:
             return arithmetic(ARITHMETIC[kind], self.bind(node.this), self.bind(node.expression), node)
         if kind in COMPARISONS:
@@ -340,6 +343,9 @@ class Expressions:
         return Call("case", tuple(parts), common, _choose, LAZY)
 
     def _cast(self, node: exp.Expression) -> Scalar:
+        if type(node) is exp.Cast and isinstance(node.this, exp.Literal) and node.this.is_string and \
+                node.to.this in TYPED_LITERALS:
+            return self._typed_literal(node)
         inner = self.bind(node.this)
         target_text = node.to.sql(dialect="spark")
         if node.to.this == exp.DataType.Type.TEXT or target_text.upper().startswith("VARCHAR"):
@@ -363,6 +369,16 @@ class Expressions:
             return Literal(None, target)
         return converted(inner, target)
 
+    def _typed_literal(self, node: exp.Cast) -> Scalar:
+        """``DATE '...'`` or ``TIMESTAMP '...'`` (sqlglot parses both as a cast, where an explicit CAST is a
+        TryCast): text Spark's parser refuses is refused here, before any work."""
+        text = node.this.this
+        target, read = TYPED_LITERALS[node.to.this]
+        try:
+            return Literal(read(text), target)
+        except ValueError as error:
+            raise refuse(node, str(error)) from None
+
     def _substring(self, node: exp.Substring) -> Scalar:
         parts = [self.string(node.this), self._integer(node.args["start"])]
         if node.args.get("length") is not None:
@@ -374,6 +390,12 @@ class Expressions:
         if not (bound.type.integral or bound.type == NULL):
             raise refuse(node, f"{node.sql(dialect='spark')} must be an integer here, not {bound.type}")
         return bound
+
+
+TYPED_LITERALS = {exp.DataType.Type.DATE: (DATE, dates.date_literal),
+                  exp.DataType.Type.TIMESTAMPTZ: (TIMESTAMP, dates.timestamp_literal),
+                  exp.DataType.Type.TIMESTAMP: (TIMESTAMP, dates.timestamp_literal)}
+"""The typed literals sqlglot parses as a cast: the type each gives, and how Spark reads its text."""
 
 
 def literal(node: exp.Expression) -> Literal:

@@ -30,15 +30,15 @@ NON_DETERMINISTIC = (exp.CurrentDate, exp.CurrentTimestamp, exp.CurrentTime, exp
 NON_DETERMINISTIC_NAMES = {"now", "current_timezone", "unix_timestamp", "random", "randn", "uuid", "rand",
                            "monotonically_increasing_id", "spark_partition_id", "input_file_name", "localtimestamp"}
 
-PARTS = {exp.Year: "YEAR", exp.Quarter: "QUARTER", exp.Month: "MONTH", exp.Day: "DAY", exp.DayOfMonth: "DAY",
-         exp.DayOfWeek: "DAYOFWEEK", exp.DayOfYear: "DOY", exp.WeekOfYear: "WEEK", exp.Hour: "HOUR",
-         exp.Minute: "MINUTE", exp.Second: "SECOND_OF_MINUTE"}
-"""The field each one-argument function extracts, as EXTRACT names it."""
+FIELD_FUNCTIONS = {exp.Year: "year", exp.Quarter: "quarter", exp.Month: "month", exp.Day: "day",
+                   exp.DayOfMonth: "dayofmonth", exp.DayOfWeek: "dayofweek", exp.DayOfYear: "dayofyear",
+                   exp.WeekOfYear: "weekofyear", exp.Hour: "hour", exp.Minute: "minute", exp.Second: "second"}
+"""The functions that read one field of a date or time (``dates.field_function``), by sqlglot's node."""
 
 SPELLING = {exp.TimestampTrunc: "date_trunc", exp.DateTrunc: "trunc", exp.TsOrDsToDate: "to_date",
-            exp.TsOrDsAdd: "date_add", exp.DateDiff: "datediff", exp.AddMonths: "add_months",
-            exp.DayOfMonth: "dayofmonth", exp.WeekOfYear: "weekofyear", exp.CurrentDate: "current_date",
-            exp.CurrentTimestamp: "current_timestamp", exp.StrToUnix: "unix_timestamp"}
+            exp.StrToTime: "to_timestamp", exp.TsOrDsAdd: "date_add", exp.DateDiff: "datediff",
+            exp.AddMonths: "add_months", exp.CurrentDate: "current_date", exp.CurrentTimestamp: "current_timestamp",
+            exp.StrToUnix: "unix_timestamp", **FIELD_FUNCTIONS}
 """Spark's names for the sqlglot nodes that have other names."""
 
 
@@ -51,8 +51,9 @@ def spelled(node: exp.Expression) -> str:
 
 def binds(node: exp.Expression) -> bool:
     """Whether ``node`` is a date or time call this module binds (or refuses by name)."""
-    return (isinstance(node, (*PARTS, *NON_DETERMINISTIC, exp.Extract, exp.TsOrDsAdd, exp.DateDiff, exp.AddMonths,
-                              exp.TimestampTrunc, exp.DateTrunc, exp.TsOrDsToDate, exp.LastDay))
+    return (isinstance(node, (*FIELD_FUNCTIONS, *NON_DETERMINISTIC, exp.Extract, exp.TsOrDsAdd, exp.DateDiff,
+                              exp.AddMonths, exp.TimestampTrunc, exp.DateTrunc, exp.TsOrDsToDate, exp.StrToTime,
+                              exp.LastDay))
             or (isinstance(node, exp.Anonymous) and node.name.lower() in NON_DETERMINISTIC_NAMES))
 
 
@@ -60,68 +61,96 @@ def bind(binder: Expressions, node: exp.Expression) -> Scalar:
     """The call ``node`` as a typed ``Scalar``.
 
     Raises:
-        SqlError: a non-deterministic function, an argument of the wrong type, or a unit Spark does not take.
+        SqlError: a non-deterministic function, an argument of the wrong type, or a field, unit or pattern Spark
+            does not take.
     """
     if isinstance(node, NON_DETERMINISTIC) or isinstance(node, exp.Anonymous):
         raise refuse(node, f"{spelled(node)}() depends on when it runs, not on the data, so its result cannot be "
                            f"kept up to date; pass the moment in as a column or a literal")
-    if isinstance(node, tuple(PARTS)):
-        return extract(binder, PARTS[type(node)], _as_date_argument(binder, node), node)
+    if type(node) in FIELD_FUNCTIONS:
+        name = FIELD_FUNCTIONS[type(node)]
+        value = _moment(binder, node.this, node, TIMESTAMP if name in ("hour", "minute", "second") else DATE)
+        return Call(name, (value,), dates.RESULT_TYPES[name], lambda v: dates.field_function(name, v))
     if isinstance(node, exp.Extract):
-        return extract(binder, node.this.name.upper(), binder.bind(node.expression), node)
+        field = node.this.name.upper()
+        try:
+            result = dates.extract_type(field)
+        except ValueError as error:
+            raise refuse(node, str(error)) from None
+        of_time = dates.EXTRACT_FIELDS[field] in ("hour", "minute", "second")
+        value = _moment(binder, node.expression, node, TIMESTAMP if of_time else DATE)
+        return Call(f"extract {field.lower()}", (value,), result, lambda v: dates.extract(field, v))
     if isinstance(node, exp.TsOrDsAdd):
-        days = _integer(binder, node.expression, node)
+        days = _days(binder, node.expression, node)
         return Call("date_add", (_date(binder, node.this, node), days), DATE, dates.add_days)
     if isinstance(node, exp.DateDiff):
         end, start = _date(binder, node.this, node), _date(binder, node.expression, node)
         return Call("datediff", (end, start), INT, dates.datediff)
     if isinstance(node, exp.AddMonths):
-        months = _integer(binder, node.expression, node)
+        months = _days(binder, node.expression, node)
         return Call("add_months", (_date(binder, node.this, node), months), DATE, dates.add_months)
     if isinstance(node, exp.LastDay):
         return Call("last_day", (_date(binder, node.this, node),), DATE, dates.last_day)
     if isinstance(node, exp.TimestampTrunc):
         unit = _unit(node.args.get("unit"), node)
-        value = binder.bind(node.this)
-        value = _converted(value, TIMESTAMP, node)
+        value = _moment(binder, node.this, node, TIMESTAMP)
         return Call(f"date_trunc {unit!r}", (value,), TIMESTAMP, lambda ts: dates.date_trunc(unit, ts))
     if isinstance(node, exp.DateTrunc):
         unit = _unit(node.args.get("unit"), node)
         return Call(f"trunc {unit!r}", (_date(binder, node.this, node),), DATE, lambda d: dates.trunc(d, unit))
-    if isinstance(node, exp.TsOrDsToDate):
-        form = node.args.get("format")
-        if form is None:
-            return _date(binder, node.this, node)
-        if not (isinstance(form, exp.Literal) and form.is_string):
-            raise refuse(node, "to_date takes its format as a literal string here")
-        pattern = Spark().generator().format_time(node).strip("'")  # sqlglot keeps it as strftime; Spark's again
-        text = binder.string(node.this)
-        try:
-            parse = dates.date_parser(pattern)
-        except ValueError as error:
-            raise refuse(node, f"to_date's format {pattern!r}: {error}") from None
-        return Call(f"to_date {pattern!r}", (text,), DATE, parse)
+    if isinstance(node, (exp.TsOrDsToDate, exp.StrToTime)):
+        return _parsed(binder, node)
     raise refuse(node, f"the function {spelled(node)}() is not in the SQL subset final/ compiles")
 
 
-def interval(node: exp.Interval) -> dates.Interval:
-    """An ``INTERVAL`` literal's amount.
+def _parsed(binder: Expressions, node: exp.Expression) -> Scalar:
+    """``to_date(text[, pattern])`` and ``to_timestamp(text, pattern)``."""
+    target = DATE if isinstance(node, exp.TsOrDsToDate) else TIMESTAMP
+    if node.args.get("format") is None:
+        return _moment(binder, node.this, node, target)
+    form = node.args["format"]
+    if not (isinstance(form, exp.Literal) and form.is_string):
+        raise refuse(node, f"{spelled(node)} takes its pattern as a literal string here")
+    pattern = Spark().generator().format_time(node).strip("'")  # sqlglot keeps it as strftime; Spark's again
+    try:
+        dates.datetime_pattern(pattern)
+    except ValueError as error:
+        raise refuse(node, f"{spelled(node)}'s pattern {pattern!r}: {error}") from None
+    parse = dates.to_date if target == DATE else dates.to_timestamp
+    return Call(f"{spelled(node)} {pattern!r}", (binder.string(node.this),), target, lambda text: parse(text, pattern))
+
+
+def is_interval(node: exp.Expression) -> bool:
+    """Whether ``node`` is an INTERVAL literal, or a sum or difference of them (``INTERVAL 1 DAY 2 HOURS``)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, (exp.Add, exp.Sub)):
+        return is_interval(node.this) and is_interval(node.expression)
+    return isinstance(node, exp.Interval)
+
+
+def interval(node: exp.Expression) -> dates.Interval:
+    """The amount of an INTERVAL literal (or of a sum or difference of them).
 
     Raises:
-        SqlError: its amount or unit is not one Spark takes.
+        SqlError: an amount or unit Spark refuses, or year-month and day-time intervals mixed.
     """
-    amount = node.this
-    unit = node.args.get("unit")
-    if isinstance(unit, exp.IntervalSpan):
-        unit_text = f"{unit.this.name} TO {unit.expression.name}"
-    else:
-        unit_text = unit.name if unit is not None else ""
-    if not isinstance(amount, exp.Literal):
-        raise refuse(node, "an INTERVAL's amount is a literal here (INTERVAL '3' DAY)")
+    while isinstance(node, exp.Paren):
+        node = node.this
     try:
+        if isinstance(node, (exp.Add, exp.Sub)):
+            return dates.add_intervals(interval(node.this), interval(node.expression),
+                                       1 if isinstance(node, exp.Add) else -1)
+        amount, unit = node.this, node.args.get("unit")
+        if isinstance(unit, exp.IntervalSpan):
+            unit_text = f"{unit.this.name} TO {unit.expression.name}"
+        else:
+            unit_text = unit.name if unit is not None else None
+        if not isinstance(amount, exp.Literal):
+            raise refuse(node, "an INTERVAL's amount is a literal here (INTERVAL '3' DAY)")
         return dates.interval(amount.this, unit_text)
     except ValueError as error:
-        raise refuse(node, f"INTERVAL {amount.sql()} {unit_text}: {error}") from None
+        raise refuse(node, f"{node.sql(dialect='spark')}: {error}") from None
 
 
 def shifted(value: Scalar, amount: dates.Interval, sign: int, node: exp.Expression) -> Scalar:
@@ -129,58 +158,42 @@ def shifted(value: Scalar, amount: dates.Interval, sign: int, node: exp.Expressi
     types it.
 
     Raises:
-        SqlError: ``value`` is no date or time, or Spark refuses this combination.
+        SqlError: ``value`` is no date or time.
     """
-    if value.type not in (DATE, TIMESTAMP):
-        raise refuse(node, f"an INTERVAL is added to a DATE or TIMESTAMP, not {value.type}")
     try:
-        result = SqlType(dates.interval_result_type(value.type.name, amount))
+        result = dates.interval_result_type(value.type, amount)
     except ValueError as error:
         raise refuse(node, str(error)) from None
-    value = _converted(value, result, node)
     symbol = "+" if sign > 0 else "-"
-    return Call(f"{symbol} {amount}", (value,), result, lambda v: dates.add_interval(v, amount, sign))
+    return Call(f"{symbol} {amount.type}", (value,), result, lambda v: dates.add_interval(v, amount, sign))
 
 
-def extract(binder: Expressions, field: str, value: Scalar, node: exp.Expression) -> Scalar:
-    """``EXTRACT(field FROM value)`` for a DATE or TIMESTAMP (a string is read as Spark reads it)."""
+def _moment(binder: Expressions, node: exp.Expression, call: exp.Expression, target: SqlType) -> Scalar:
+    """A date or time argument: a DATE or TIMESTAMP as it is (a string read as ``target``); sqlglot wraps some in an
+    implicit ``to_date``, which is unwrapped."""
+    if isinstance(node, exp.TsOrDsToDate) and node.args.get("format") is None:
+        node = node.this
+    value = binder.bind(node)
     if value.type == STRING:
-        value = _converted(value, TIMESTAMP if field in ("HOUR", "MINUTE", "SECOND") else DATE, node)
+        return _converted(value, target)
     if value.type not in (DATE, TIMESTAMP, NULL):
-        raise refuse(node, f"EXTRACT({field} FROM ...) needs a DATE or TIMESTAMP, not {value.type}")
-    try:
-        result = SqlType.of_text(dates.extract_type(field, value.type.name))
-    except ValueError as error:
-        raise refuse(node, str(error)) from None
-    return Call(f"extract {field.lower()}", (value,), result, lambda v: dates.extract(field, v))
-
-
-def _as_date_argument(binder: Expressions, node: exp.Expression) -> Scalar:
-    """A one-argument date function's argument: sqlglot wraps it in an implicit ``to_date`` for some."""
-    inner = node.this
-    if isinstance(inner, exp.TsOrDsToDate) and inner.args.get("format") is None:
-        inner = inner.this
-    value = binder.bind(inner)
-    if isinstance(node, (exp.Hour, exp.Minute, exp.Second)):
-        return value
-    return _converted(value, DATE, node) if value.type in (STRING, TIMESTAMP) else value
-
-
-def _date(binder: Expressions, node: exp.Expression, call: exp.Expression) -> Scalar:
-    inner = node.this if isinstance(node, exp.TsOrDsToDate) and node.args.get("format") is None else node
-    value = binder.bind(inner)
-    if value.type in (STRING, TIMESTAMP):
-        return _converted(value, DATE, call)
-    if value.type not in (DATE, NULL):
-        raise refuse(call, f"{spelled(call)}() needs a DATE, not {value.type}")
+        raise refuse(call, f"{spelled(call)}() needs a DATE or TIMESTAMP, not {value.type}")
     return value
 
 
-def _integer(binder: Expressions, node: exp.Expression, call: exp.Expression) -> Scalar:
+def _date(binder: Expressions, node: exp.Expression, call: exp.Expression) -> Scalar:
+    """A DATE argument: a TIMESTAMP's day, a string read as a date."""
+    value = _moment(binder, node, call, DATE)
+    return _converted(value, DATE) if value.type == TIMESTAMP else value
+
+
+def _days(binder: Expressions, node: exp.Expression, call: exp.Expression) -> Scalar:
+    """A number of days or months: TINYINT, SMALLINT or INT, a string read as an INT, as Spark takes them."""
     value = binder.bind(node)
-    if not (value.type.integral and value.type.name != "bigint") and value.type != NULL:
-        raise refuse(call, f"{spelled(call)}() takes an INT, SMALLINT or TINYINT number of days or months, not "
-                           f"{value.type}")
+    if value.type == STRING:
+        return _converted(value, INT)
+    if value.type.name not in dates.DAY_COUNT_TYPES and value.type != NULL:
+        raise refuse(call, f"{spelled(call)}() takes an INT, SMALLINT or TINYINT number, not {value.type}")
     return value
 
 
@@ -190,8 +203,7 @@ def _unit(node: exp.Expression | None, call: exp.Expression) -> str:
     return node.name.upper()
 
 
-def _converted(value: Scalar, target: SqlType, node: exp.Expression) -> Scalar:
+def _converted(value: Scalar, target: SqlType) -> Scalar:
     from .expressions import converted  # expressions binds through this module: imported when first needed
 
     return converted(value, target)
-
