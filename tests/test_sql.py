@@ -376,3 +376,15 @@ def test_a_join_key_in_every_branch_of_an_or_is_the_join_key_not_every_pair():
     lowered = explain(query).split("plan lowered to the dataflow:")[1]
     assert query.rules == ("factor_or", "push_down", "prune")
     assert "every pair" not in lowered and "join on ((k#" in lowered
+
+
+def test_rows_tied_at_a_top_k_cut_compare_as_spark_ranks_them():
+    """Spark breaks ties at the cut in no stated order: any rows of the tied place, as many, are right."""
+    from final.spark.pipeline import compare
+
+    query = compile_sql("SELECT k, v FROM a ORDER BY v DESC LIMIT 2", TABLES, "q")
+    spark = Counter({(1, 20): 1, (7, 10): 1})
+    assert compare(0, spark, {(1, 20): 1, (2, 10): 1}, query.rank) == []  # another row of the tied place
+    assert compare(0, spark, {(1, 20): 1, (2, 9): 1}, query.rank) != []  # a row of another place
+    assert compare(0, spark, {(1, 20): 1, (2, 10): 2}, query.rank) != []  # too many rows at the tied place
+    assert compile_sql("SELECT k FROM a ORDER BY v LIMIT 2", TABLES, "q").rank is None  # ranked by a hidden column

@@ -914,7 +914,8 @@ def verify(spark: SparkSession, logs: str | None, out: str, checkpoint: str | No
                 now = {row: count for row, count in held[query.name].items() if count}
                 truth = over(spark, query, tables)
                 found += [Mismatch(query.name, difference.version, difference.row, difference.expected,
-                                   difference.actual) for difference in compare(version, truth, now)]
+                                   difference.actual) for difference in compare(version, truth, now,
+                                                                             getattr(query, "rank", None))]
                 checked += 1
             if log:
                 log(f"{dataset}: version {version} of {applied} checked")

@@ -376,7 +376,7 @@ def check_query(
         run.scratch_seconds.append(scratch)
         run.rows.append(sum(truth.values()))
         run.rows_changed.append(sum(abs(multiplicity) for multiplicity in changes.values()))
-        run.differences += compare(version, truth, engine.snapshot)
+        run.differences += compare(version, truth, engine.snapshot, getattr(query, "rank", None))
     if query.partition_by is not None and not run.stopped:
         for count in partitions:
             if lines:
@@ -387,7 +387,7 @@ def check_query(
             for version in versions:
                 for row, multiplicity in result.changes.get(version, {}).items():
                     add_multiplicity(held, row, multiplicity)
-                found += compare(version, truths[version], held)
+                found += compare(version, truths[version], held, getattr(query, "rank", None))
             run.partitioned.append(Partitioned(
                 count, result.seconds, max(result.task_seconds.values(), default=0.0), found,
                 sorted(result.final_from),
@@ -445,11 +445,33 @@ def _phase(line: str) -> None:
     print(line, flush=True)
 
 
-def compare(version: int, expected: Counter, actual: dict[tuple, int]) -> list[Difference]:
-    """The rows whose multiplicities differ between ``expected`` and ``actual``, sorted by row (NULLs first)."""
+def compare(version: int, expected: Counter, actual: dict[tuple, int],
+            rank: Callable[[tuple], tuple] | None = None) -> list[Difference]:
+    """The rows whose multiplicities differ between ``expected`` and ``actual``, sorted by row (NULLs first).
+
+    With ``rank`` (a top-k's order, ``SqlQuery.rank``), rows tied at the
+    window's first or last place are compared as Spark's full order ranks
+    them: the same number of rows there, whichever rows they are, since Spark
+    breaks such ties in no stated order and ``final/`` by the whole row.
+    """
     rows = {row for row in expected if expected[row] != actual.get(row, 0)}
     rows |= {row for row in actual if expected.get(row, 0) != actual[row]}
+    if rows and rank is not None:
+        rows = _untied(rows, expected, actual, rank)
     return [Difference(version, row, expected.get(row, 0), actual.get(row, 0)) for row in sorted(rows, key=_order)]
+
+
+def _untied(rows: set[tuple], expected: Counter, actual: dict[tuple, int], rank: Callable[[tuple], tuple]) -> set:
+    """``rows`` less those at a window's edge whose place holds as many rows on both sides."""
+    places = [rank(row) for row in [*expected, *actual]]
+    edges = {min(places), max(places)}
+    held: dict[tuple, list[int]] = {}
+    for side, counted in enumerate((expected, actual)):
+        for row, multiplicity in counted.items():
+            place = rank(row)
+            if place in edges:
+                held.setdefault(place, [0, 0])[side] += multiplicity
+    return {row for row in rows if rank(row) not in edges or held[rank(row)][0] != held[rank(row)][1]}
 
 
 def _order(row: tuple) -> tuple:

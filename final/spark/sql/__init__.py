@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,7 +45,7 @@ from ..query import Query, Table
 from .binder import Binder
 from .errors import SqlError, SqlRuntimeError, located, refuse
 from .logical import Aggregate, Filter, Plan, Project, Rename, Scan, Sort, TopK, nodes
-from .lower import Env, lower
+from .lower import Env, lower, rank_of
 from .rules import rewrite
 from .scalar import Ref
 from .types import SqlType
@@ -72,6 +72,12 @@ class SqlQuery(Query):
     plan: Plan | None = field(default=None, compare=False, repr=False)
     bound: Plan | None = field(default=None, compare=False, repr=False)
     rules: tuple[str, ...] = ()
+
+    @property
+    def rank(self) -> Callable[[tuple], tuple] | None:
+        """For a query that ends in ORDER BY ... LIMIT: a result row's place in its order, by which rows tied at
+        the window's edges are told apart from rows that differ (``pipeline.compare``); None otherwise."""
+        return rank_of(self.plan) if self.plan is not None else None
 
     @property
     def recipe(self) -> tuple[str, str, dict[str, Table]]:

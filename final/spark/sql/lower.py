@@ -515,10 +515,10 @@ class Descending:
         return hash(self.value)
 
 
-def sort_key(keys: Sequence[SortKey], fields: Sequence[Field]) -> Callable[[tuple], tuple]:
+def sort_key(keys: Sequence[SortKey], fields: Sequence[Field], whole_row: bool = True) -> Callable[[tuple], tuple]:
     """A row's place in ORDER BY ``keys`` order as a tuple Python compares: each key as (where NULL goes, the
-    value, reversed for DESC), then the whole row (NULLs first), so rows equal in every key still have one
-    order and the window of a top-k is determined."""
+    value, reversed for DESC), then (``whole_row``) the whole row, NULLs first, so rows equal in every key still
+    have one order and the window of a top-k is determined."""
     fns = [evaluator(key.expression, layout(fields)) for key in keys]
     parts = [(fn, key.descending, 0 if key.nulls_first else 2) for fn, key in zip(fns, keys, strict=True)]
 
@@ -530,10 +530,22 @@ def sort_key(keys: Sequence[SortKey], fields: Sequence[Field]) -> Callable[[tupl
                 ranked.append((null_rank, 0))
             else:
                 ranked.append((1, Descending(value) if descending else value))
-        ranked.append(tuple((0, 0) if value is None else (1, value) for value in row))
+        if whole_row:
+            ranked.append(tuple((0, 0) if value is None else (1, value) for value in row))
         return tuple(ranked)
 
     return key
+
+
+def rank_of(plan: Plan) -> Callable[[tuple], tuple] | None:
+    """For a query that ends in a top-k whose ORDER BY keys are among its columns: a result row's place in that
+    order, without the whole row that breaks ties here (Spark breaks them in no stated order). None otherwise."""
+    if not isinstance(plan, TopK):
+        return None
+    own = {f.id for f in plan.fields}
+    if not all(ids(key.expression) <= own for key in plan.keys):
+        return None
+    return sort_key(plan.keys, plan.fields, whole_row=False)
 
 
 def _top_k(plan: TopK, env: Env) -> Any:
