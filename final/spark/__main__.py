@@ -1,5 +1,5 @@
 """The pipeline's command line: ``python -m final.spark run``, ``generate``, ``follow``, ``status``, ``verify``,
-``explain``.
+``explain``, ``tpch``, ``fuzz``.
 
 ``run`` checks ``final/`` against Spark SQL at every version of each data
 set's change logs and writes the report; its last line reads
@@ -13,6 +13,9 @@ SIGINT or SIGTERM stops it at a micro-batch boundary with exit status 130
 or 143. ``status`` says how far a follow has come, and ``verify`` checks
 what it wrote against Spark SQL at every version (exit 1 on a difference).
 ``explain`` prints a SQL query's plan and draws its ``final/`` dataflow.
+``tpch`` writes TPC-H's tables as Delta tables with its refreshes as
+commits and checks its 22 queries at every version against DuckDB and, with
+``run``, Spark SQL (``tpch.py``).
 
 Your own queries and tables: ``--sql FILE.sql ...`` (run, follow, verify,
 status, explain) puts the queries in those files, each named by its
@@ -139,6 +142,19 @@ def parser() -> argparse.ArgumentParser:
     for command in (follow, verify):
         command.add_argument("--master", help="Spark master URL (default local[*], or $FINAL_SPARK_MASTER)")
         command.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
+    tpch = commands.add_parser("tpch", help="TPC-H's 22 queries kept up to date through its refresh functions, "
+                                            "checked against DuckDB and Spark SQL at every version")
+    tpch.add_argument("--scale", type=float, default=0.01, help="TPC-H's scale factor (default 0.01)")
+    tpch.add_argument("--refreshes", type=int, default=3, help="refreshes after the load, each RF1 and RF2 and "
+                                                               "an update of customers and parts (default 3)")
+    tpch.add_argument("--queries", default="1-22", help="the query numbers, e.g. 1,3,5-8 (default 1-22)")
+    tpch.add_argument("--seed", type=int, default=1, help="the refreshes' seed (default 1)")
+    tpch.add_argument("--out", default=os.path.join(DEFAULT_OUT, "tpch"),
+                      help="where the tables (OUT/tables), the queries' Spark SQL (OUT/queries) and the report go")
+    tpch.add_argument("--spark", action=argparse.BooleanOptionalAction, default=True,
+                      help="also check against Spark SQL at every version (run); --no-spark checks DuckDB only")
+    tpch.add_argument("--master", help="Spark master URL (default local[*], or $FINAL_SPARK_MASTER)")
+    tpch.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
     fuzz = commands.add_parser("fuzz", help="random queries over random histories: compile_sql against Spark SQL")
     fuzz.add_argument("--queries", type=int, default=200, help="queries to check (default 200)")
     fuzz.add_argument("--seed", type=int, default=0, help="the run's seed: a seed makes the same cases everywhere")
@@ -180,6 +196,10 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
         from .sql.fuzz import command
 
         return command(arguments, conf, log_file)
+    if arguments.command == "tpch":
+        from .tpch import command as tpch
+
+        return tpch(arguments, main)
     if not getattr(arguments, "table", None):
         return _dispatch(arguments, conf, log_file, [])
     from .own_tables import bound, read_tables
