@@ -191,7 +191,9 @@ def _update(table: Any, key: str, column: str, rng: random.Random) -> tuple[int,
 
 @dataclass
 class QueryCheck:
-    """One query followed through every version: how it went, and its times (seconds)."""
+    """One query followed through every version: how it went, and its times (seconds): ``final/``'s over the
+    tables' first writes (``load``) and per later commit of a table the query reads (``updates``); DuckDB's from
+    scratch once every table is written (``duckdb_load``) and after each of those commits."""
 
     number: int
     refused: str | None = None
@@ -199,7 +201,8 @@ class QueryCheck:
     differences: list[str] = field(default_factory=list)
     load: float = 0.0
     updates: list[float] = field(default_factory=list)
-    duckdb: list[float] = field(default_factory=list)
+    duckdb_load: float = 0.0
+    duckdb_updates: list[float] = field(default_factory=list)
 
     @property
     def median_update(self) -> float | None:
@@ -289,12 +292,13 @@ def check(folder: str, numbers: Iterable[int] = range(1, 23), log: Callable[[str
                 engine.apply(version, [(table, record, multiplicity) for _, table, record, multiplicity in found
                                        if table in query.inputs])
                 elapsed = time.perf_counter() - started
+                rows, approximate, seconds = truth.answer(texts[number], state)
                 if version < len(TABLES):  # the first commits are the tables' first writes: the load
                     result.load += elapsed
-                else:
+                    result.duckdb_load = seconds
+                elif commit.table in query.inputs:
                     result.updates.append(elapsed)
-                rows, approximate, seconds = truth.answer(texts[number], state)
-                result.duckdb.append(seconds)
+                    result.duckdb_updates.append(seconds)
                 if not same_rows(Counter(engine.snapshot), rows, approximate):
                     result.differences.append(f"version {version} ({commit.table} commit {commit.number})")
                 result.versions += 1
@@ -391,6 +395,9 @@ def command(arguments: Any, run: Callable[[list[str]], int]) -> int:
         with open(paths[-1], "w", encoding="utf-8") as file:
             file.write(spark_text(texts[number], number))
     status = 1 if different else 0
+    spark_report = os.path.join(arguments.out, "spark", "report.json")
+    if os.path.exists(spark_report):
+        os.remove(spark_report)  # an earlier run's: the summary reads this run's only
     if arguments.spark:
         argv = ["run", "--out", os.path.join(arguments.out, "spark"), "--partitions", "",
                 *(f"--table={table}={os.path.join(folder, table)}" for table in TABLES), "--sql", *paths]
@@ -400,4 +407,73 @@ def command(arguments: Any, run: Callable[[list[str]], int]) -> int:
             argv += ["--master", arguments.master]
         print(f"tpch: against Spark SQL: python -m final.spark {' '.join(argv)}")
         status = max(status, run(argv))
+    summary = summarize(results, spark_report if os.path.exists(spark_report) else None)
+    paths = write_summary(summary, arguments.out, vars(arguments))
+    print(f"tpch: summary in {paths[0]} and {paths[1]}")
     return status
+
+
+def summarize(results: Sequence[QueryCheck], spark_report: str | None) -> list[dict[str, Any]]:
+    """One row per query: DuckDB's check, and Spark SQL's from ``run``'s report when there is one.
+
+    ``final/``'s load is its time over the tables' first writes; a refresh is
+    a later commit of a table the query reads. Spark SQL's and DuckDB's times
+    are from scratch: at the version where the last table was first written
+    (the load's answer), and the median over the same refresh commits.
+    """
+    import json
+
+    spark: dict[str, dict] = {}
+    if spark_report is not None:
+        with open(spark_report, encoding="utf-8") as file:
+            spark = {query["query"]: query for query in json.load(file)["queries"]}
+    rows = []
+    for result in results:
+        row: dict[str, Any] = {"query": result.number, "refused": result.refused}
+        if result.refused is None:
+            row.update(versions=result.versions, duckdb_differences=len(result.differences),
+                       load_s=round(result.load, 4), refresh_ms=_ms(result.median_update),
+                       duckdb_load_ms=_ms(result.duckdb_load),
+                       duckdb_refresh_ms=_ms(statistics.median(result.duckdb_updates) if result.duckdb_updates
+                                             else None))
+            checked = spark.get(f"q{result.number:02d}")
+            if checked is not None:
+                timed = list(zip(checked["versions"], checked["scratch_ms"], strict=True))
+                loads = [ms for version, ms in timed if version < len(TABLES)]
+                refreshes = [ms for version, ms in timed if version >= len(TABLES)]
+                row.update(spark_versions=len(timed), spark_differences=len(checked["differences"]),
+                           spark_load_ms=round(loads[-1], 1) if loads else None,
+                           spark_refresh_ms=round(statistics.median(refreshes), 1) if refreshes else None)
+                if row["spark_refresh_ms"] and row["refresh_ms"]:
+                    row["refresh_speedup"] = round(row["spark_refresh_ms"] / row["refresh_ms"])
+        rows.append(row)
+    return rows
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 2)
+
+
+def write_summary(rows: list[dict[str, Any]], out: str, parameters: dict[str, Any]) -> tuple[str, str]:
+    """``OUT/tpch.json`` (the parameters and ``rows``) and ``OUT/tpch.md`` (a table of them); their paths."""
+    import json
+
+    columns = [("query", "Q"), ("versions", "versions"), ("duckdb_differences", "differences (DuckDB)"),
+               ("spark_differences", "differences (Spark SQL)"), ("load_s", "final/ load (s)"),
+               ("spark_load_ms", "Spark SQL at load (ms)"), ("duckdb_load_ms", "DuckDB at load (ms)"),
+               ("refresh_ms", "final/ per refresh (ms)"), ("spark_refresh_ms", "Spark SQL per refresh (ms)"),
+               ("duckdb_refresh_ms", "DuckDB per refresh (ms)"), ("refresh_speedup", "final/ vs Spark SQL")]
+    lines = ["| " + " | ".join(title for _, title in columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        if row["refused"]:
+            lines.append(f"| {row['query']} | refused: {row['refused']} |")
+            continue
+        lines.append("| " + " | ".join("" if row.get(key) is None else str(row[key]) for key, _ in columns) + " |")
+    shown = {key: value for key, value in parameters.items() if isinstance(value, (str, int, float, bool))}
+    os.makedirs(out, exist_ok=True)
+    paths = (os.path.join(out, "tpch.md"), os.path.join(out, "tpch.json"))
+    with open(paths[0], "w", encoding="utf-8") as file:
+        file.write(f"# TPC-H kept up to date\n\nParameters: {json.dumps(shown)}\n\n" + "\n".join(lines) + "\n")
+    with open(paths[1], "w", encoding="utf-8") as file:
+        json.dump({"parameters": shown, "queries": rows}, file, indent=1)
+    return paths
