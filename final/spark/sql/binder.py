@@ -16,7 +16,7 @@ strategies are chosen later (``rules/``, ``lower.py``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -195,7 +195,7 @@ class Binder:
         return self._ordered(Project(plan, exprs, fields, clause), node, compiler)
 
     def _expressions(self, fields: Sequence[Field], where: str, outer: Scopes, ctes: Mapping[str, Cte],
-                     replace=None) -> Expressions:
+                     replace: Callable[[exp.Expression], Scalar | None] | None = None) -> Expressions:
         """An expression binder over ``fields`` in these outer scopes, whose subqueries see the CTEs in scope."""
 
         def subquery(query: exp.Expression, around: Expressions) -> tuple[Plan, tuple[Field, ...]]:
