@@ -20,10 +20,10 @@ from decimal import Decimal
 
 import pytest
 
+from final.spark.fuzz import row_key
 from final.spark.incremental import IncrementalQuery
 from final.spark.query import Table
 from final.spark.sql import SqlError, compile_sql, explain
-from final.spark.sql.fuzz import row_key
 from final.spark.sql.types import SqlType
 
 NAN, INF = float("nan"), float("inf")

@@ -1,4 +1,4 @@
-"""The SQL fuzzer (final/spark/sql/fuzz.py): its generator, its comparison, and a run against Spark SQL.
+"""The SQL fuzzer (final/spark/fuzz/): its generator, its comparison, and a run against Spark SQL.
 
 The generator must be a function of its seed (a reported case is rerun from
 ``--seed`` and its number), cover every construct of the subset and the
@@ -19,8 +19,8 @@ from decimal import Decimal
 
 import pytest
 
+from final.spark import fuzz
 from final.spark.query import Table
-from final.spark.sql import fuzz
 from final.spark.sqlfloat import NAN
 
 
@@ -94,16 +94,16 @@ def test_a_reproducer_replays_without_spark(tmp_path) -> None:
     version, when one is wrong."""
     table = Table("t0", (("k", "INT"), ("d", "DECIMAL(4,2)")))
     dataset = fuzz.Dataset((table,), (
-        fuzz.Commit(((((1, Decimal("1.50")), (2, None)),)),),
-        fuzz.Commit((((1, Decimal("1.50")),),), ((0, (1, Decimal("1.50"))),)),
+        fuzz.DatasetCommit(((((1, Decimal("1.50")), (2, None)),)),),
+        fuzz.DatasetCommit((((1, Decimal("1.50")),),), ((0, (1, Decimal("1.50"))),)),
     ))
-    case = fuzz.Case(dataset, "SELECT k AS c0, SUM(d) AS c1 FROM t0 GROUP BY k", origin="made up")
+    case = fuzz.FuzzCase(dataset, "SELECT k AS c0, SUM(d) AS c1 FROM t0 GROUP BY k", origin="made up")
     right = (fuzz.Answer(((1, Decimal("1.50")), (2, None)), ("int", "decimal(14,2)")),
              fuzz.Answer(((1, Decimal("1.50")),), ("int", "decimal(14,2)")))
     wrong = (right[0], fuzz.Answer(((1, Decimal("1.5")),), ("int", "decimal(14,2)")))
     for name, answers in (("right", right), ("wrong", wrong)):
         outcome = fuzz.Outcome("differ", 2, "rows", 1, "made up", answers, answers[-1])
-        path = fuzz.write_reproducer(fuzz.Finding(case, outcome), str(tmp_path), name)
+        path = fuzz.write_reproducer(case, outcome, str(tmp_path), name)
         spec = importlib.util.spec_from_file_location(f"reproducer_{name}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -117,14 +117,14 @@ def test_a_reproducer_replays_without_spark(tmp_path) -> None:
 
 @pytest.mark.slow
 def test_a_seeded_run_finds_no_difference(spark) -> None:
-    found = fuzz.run(spark, seed=2024, queries=30, shrink=0)
+    found = fuzz.fuzz(spark, seed=2024, queries=30, shrink=0)
     assert [(finding.case.origin, finding.outcome.detail) for finding in found.refused] == []
     assert [(finding.case.origin, finding.case.text, finding.outcome.detail)
             for finding in found.differences] == []
     assert found.versions >= 3 * found.queries
 
 
-def _drops_twos(case: fuzz.Case, snapshot: dict) -> dict:
+def _drops_twos(case: fuzz.FuzzCase, snapshot: dict) -> dict:
     """A planted fault: every result row holding the integer 2 is lost."""
     return {row: count for row, count in snapshot.items()
             if not any(type(value) is int and value == 2 for value in row)}
@@ -132,8 +132,8 @@ def _drops_twos(case: fuzz.Case, snapshot: dict) -> dict:
 
 @pytest.mark.slow
 def test_a_planted_fault_is_found_shrunk_and_written(spark, tmp_path) -> None:
-    found = fuzz.run(spark, seed=1, queries=6, first=10, out=str(tmp_path), shrink=1, fault=_drops_twos,
-                     shrink_seconds=180)
+    found = fuzz.fuzz(spark, seed=1, queries=6, first=10, out=str(tmp_path), shrink=1, fault=_drops_twos,
+                      shrink_seconds=180)
     assert found.differences, "the planted fault went unnoticed"
     finding = found.differences[0]
     assert finding.outcome.kind == finding.shrunk_outcome.kind == "rows"

@@ -11,7 +11,9 @@ engine per partition (``partitioned``), and writes a report with plots
 (``report``). ``python -m final.spark run`` does all of it (``__main__``),
 after checking every input before any work starts (``inputs``); every
 output replaces the previous one whole, and every message shows values as
-SQL does (``outputs``).
+SQL does (``outputs``). Queries in SQL are compiled into ``final/``
+dataflows (``sql``), and the compiler is checked on random queries over
+random histories against the same from-scratch side (``fuzz``).
 
 Importing this package imports nothing from Spark: executors import
 ``final.spark.incremental`` and ``final.spark.catalog`` to run their

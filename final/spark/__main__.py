@@ -193,7 +193,7 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
     """``arguments``' command, with the tables of ``--table`` bound (``own_tables``) while it runs."""
     conf = parse_conf(getattr(arguments, "conf", []))
     if arguments.command == "fuzz":
-        from .sql.fuzz import command
+        from .fuzz.cli import command
 
         return command(arguments, conf, log_file)
     if arguments.command == "tpch":

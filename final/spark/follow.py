@@ -912,7 +912,7 @@ def verify(spark: SparkSession, logs: str | None, out: str, checkpoint: str | No
             for query in chosen:
                 held[query.name].update(feeds[query.name].get(version, Counter()))
                 now = {row: count for row, count in held[query.name].items() if count}
-                truth = over(spark, query, tables)
+                truth = over(spark, query, tables).counts
                 found += [Mismatch(query.name, difference.version, difference.row, difference.expected,
                                    difference.actual) for difference in compare(version, truth, now,
                                                                              getattr(query, "rank", None))]

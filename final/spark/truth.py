@@ -8,11 +8,18 @@ joining what was reached with the edges, until a round reaches nothing new.
 Each round is cut from its lineage with ``localCheckpoint()``: without it,
 every round's plan contains all earlier rounds, and round times double
 after about six rounds.
+
+``over`` is the one place Spark SQL answers a query for the pipeline: ``run``
+(``from_scratch``, over a change log's snapshot), ``verify`` (over the tables
+as a follow bound them) and the SQL fuzzer (over a generated data set's rows)
+all call it, and each decides itself what an error Spark raises means.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .catalog import Query
@@ -30,25 +37,59 @@ class FixedPointError(RuntimeError):
     """A from-scratch loop did not reach its fixed point within ``MAX_ROUNDS`` rounds."""
 
 
+@dataclass(frozen=True)
+class Truth:
+    """Spark SQL's answer to a query: its rows in the order Spark gave them, and its columns' types.
+
+    Invariant: every NaN in ``rows`` is ``sqlfloat.NAN``, Spark SQL's one NaN,
+    as ``final/``'s rows hold it; ``types`` are Spark's names for the result's
+    column types (``decimal(8,2)``, ``bigint``), one per column.
+    """
+
+    rows: tuple[tuple, ...]
+    types: tuple[str, ...]
+
+    @property
+    def counts(self) -> Counter:
+        """The rows as a multiset: row -> multiplicity."""
+        return Counter(self.rows)
+
+
 def from_scratch(spark: SparkSession, query: Query, logs: dict[str, DataFrame], version: int) -> Counter:
     """``query``'s result at ``version``, computed by Spark SQL from the accumulated inputs: row -> multiplicity.
 
-    A NaN in a row is ``sqlfloat.NAN``, Spark SQL's one NaN, as ``final/``'s rows hold it.
+    Raises:
+        FixedPointError: (``over``) a loop reached no fixed point.
     """
-    return over(spark, query, {table: snapshot(logs[table], table, version) for table in query.inputs})
+    return over(spark, query, {table: snapshot(logs[table], table, version) for table in query.inputs}).counts
 
 
-def over(spark: SparkSession, query: Query, tables: dict[str, DataFrame]) -> Counter:
-    """``query``'s result computed by Spark SQL over ``tables`` (each input's rows as of one moment)."""
-    for table in query.inputs:
+def over(spark: SparkSession, query: Query | str, tables: Mapping[str, DataFrame]) -> Truth:
+    """``query``'s answer computed by Spark SQL over ``tables``, each a table's rows as of one moment.
+
+    ``query`` is a catalog or compiled ``Query``, which reads its inputs from
+    ``tables`` (a fixed point or a recursion by UNION run round by round), or
+    the text of one Spark SQL query, run once over a view of every table in
+    ``tables``.
+
+    Raises:
+        FixedPointError: a loop reached no fixed point within ``MAX_ROUNDS`` rounds.
+        pyspark.errors.AnalysisException: Spark SQL refuses the query; other pyspark errors as Spark SQL raises
+            them, e.g. an ANSI error for a value (``DIVIDE_BY_ZERO``), for the caller to judge.
+    """
+    text = query if isinstance(query, str) else None
+    for table in tables if text is not None else query.inputs:
         # A loop reads its inputs once per round: materialize them once per version instead.
         frame = tables[table]
-        (frame.localCheckpoint() if query.fixed_point else frame).createOrReplaceTempView(table)
-    if getattr(query, "recursive", None) == "UNION":
+        (frame.localCheckpoint() if text is None and query.fixed_point else frame).createOrReplaceTempView(table)
+    if text is not None:
+        result = spark.sql(text)
+    elif getattr(query, "recursive", None) == "UNION":
         result = _recursive_union(spark, query)
     else:
         result = _fixed_point(spark, query) if query.fixed_point else spark.sql(query.sql)
-    return Counter(sql_row(tuple(row)) for row in result.collect())
+    types = tuple(field.dataType.simpleString() for field in result.schema)
+    return Truth(tuple(sql_row(tuple(row)) for row in result.collect()), types)
 
 
 def _recursive_union(spark: SparkSession, query: Query) -> DataFrame:

@@ -1,6 +1,6 @@
 """A difference the SQL fuzzer found (seed 1, query 1504): the rows differ, at version
 
-Shrunk by final.spark.sql.fuzz. Fixed: unary minus (and abs) of a DOUBLE returned Python's NaN, not Spark's one NaN
+Shrunk by final.spark.fuzz. Fixed: unary minus (and abs) of a DOUBLE returned Python's NaN, not Spark's one NaN
 (sqlfloat.NAN), so two NaN rows stayed apart in DISTINCT, joins and MIN/MAX.
 
 Spark SQL's answer at version 1: ['double']: [(float("nan"),)]
@@ -8,8 +8,8 @@ final/'s answer: ['double']: [(float("nan"),), (float("nan"),), (float("nan"),),
 (rows differ: (float("nan"),): Spark 1, final/ 4)
 """
 
+from final.spark.fuzz import replay
 from final.spark.query import Table
-from final.spark.sql.fuzz import replay
 
 TABLES = [
     Table('t0', (('a', 'DOUBLE'),)),

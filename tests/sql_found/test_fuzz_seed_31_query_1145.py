@@ -1,6 +1,6 @@
 """A difference the SQL fuzzer found (seed 31, query 1145): compile-crash at version 0.
 
-Shrunk by final.spark.sql.fuzz. Fixed: -NULL crashed the compiler; Spark SQL types it as a DOUBLE.
+Shrunk by final.spark.fuzz. Fixed: -NULL crashed the compiler; Spark SQL types it as a DOUBLE.
 
 Spark SQL's answer at version 0: ['int']: []
 
@@ -13,8 +13,8 @@ The query:
     WITH w3 AS (SELECT 3 AS c0, -CAST(NULL AS DOUBLE) AS c1 FROM t2 AS r1) SELECT w3.c0 AS c2 FROM w3
 """
 
+from final.spark.fuzz import replay
 from final.spark.query import Table
-from final.spark.sql.fuzz import replay
 
 TABLES = [
     Table('t2', (('k', 'INT'),)),

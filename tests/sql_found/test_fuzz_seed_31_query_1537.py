@@ -1,6 +1,6 @@
 """A difference the SQL fuzzer found (seed 31, query 1537): final-error at version 0.
 
-Shrunk by final.spark.sql.fuzz. Fixed: As query 3, for -Infinity: Spark SQL's cast gives NULL, the compiler raised
+Shrunk by final.spark.fuzz. Fixed: As query 3, for -Infinity: Spark SQL's cast gives NULL, the compiler raised
 CAST_OVERFLOW.
 
 Spark SQL's answer at version 0: ['decimal(4,1)']: [(None,), (None,)]
@@ -16,8 +16,8 @@ The query:
     SELECT CAST(t0.a AS DECIMAL(4, 1)) AS c0 FROM t0
 """
 
+from final.spark.fuzz import replay
 from final.spark.query import Table
-from final.spark.sql.fuzz import replay
 
 TABLES = [
     Table('t0', (('a', 'DOUBLE'),)),

@@ -1,6 +1,6 @@
 """A difference the SQL fuzzer found (seed 31, query 3): final-error at version 0.
 
-Shrunk by final.spark.sql.fuzz. Fixed: Spark SQL casts a NaN DOUBLE to DECIMAL as NULL, even in ANSI mode; the
+Shrunk by final.spark.fuzz. Fixed: Spark SQL casts a NaN DOUBLE to DECIMAL as NULL, even in ANSI mode; the
 compiler raised CAST_OVERFLOW.
 
 Spark SQL's answer at version 0: ['decimal(4,1)']: [(None,)]
@@ -16,8 +16,8 @@ The query:
     SELECT CAST(t2.a AS DECIMAL(4,1)) AS c0 FROM t2
 """
 
+from final.spark.fuzz import replay
 from final.spark.query import Table
-from final.spark.sql.fuzz import replay
 
 TABLES = [
     Table('t2', (('a', 'DOUBLE'),)),

@@ -1,6 +1,6 @@
 """A difference the SQL fuzzer found (seed 31, query 386): compile-crash at version 0.
 
-Shrunk by final.spark.sql.fuzz. Fixed: The minus of a parenthesized literal, -(-1.47), crashed the compiler, which
+Shrunk by final.spark.fuzz. Fixed: The minus of a parenthesized literal, -(-1.47), crashed the compiler, which
 took it for a literal.
 
 Spark SQL's answer at version 0: ['decimal(3,2)']: []
@@ -14,8 +14,8 @@ The query:
     SELECT -(-1.47) AS c1 FROM t0
 """
 
+from final.spark.fuzz import replay
 from final.spark.query import Table
-from final.spark.sql.fuzz import replay
 
 TABLES = [
     Table('t0', (('k', 'INT'),)),

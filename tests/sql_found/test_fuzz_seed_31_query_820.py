@@ -1,6 +1,6 @@
 """A difference the SQL fuzzer found (seed 31, query 820): crash at version 0.
 
-Shrunk by final.spark.sql.fuzz. Fixed: SUM of doubles told NaN apart by v != v, but Spark's one NaN (sqlfloat.NAN)
+Shrunk by final.spark.fuzz. Fixed: SUM of doubles told NaN apart by v != v, but Spark's one NaN (sqlfloat.NAN)
 equals itself, so a NaN reached the exact sum as a fraction and raised.
 
 Spark SQL's answer at version 0: ['decimal(3,1)', 'int']: [(Decimal("-71.0"), -3)]
@@ -22,8 +22,8 @@ The query:
 
 from decimal import Decimal
 
+from final.spark.fuzz import replay
 from final.spark.query import Table
-from final.spark.sql.fuzz import replay
 
 TABLES = [
     Table('t0', (('k', 'INT'), ('a', 'BOOLEAN'))),

@@ -1,0 +1,870 @@
+"""Random queries of the SQL subset for the fuzzer, well-typed by construction, and the cases they make.
+
+SQLancer and Feldera's SQL tests find an engine's bugs by running many
+random, well-typed queries through it and through a reference. Here
+``QueryMaker`` makes them over one data set (``data``): SELECTs with WHERE,
+GROUP BY, HAVING and DISTINCT, joins of every kind, set operations,
+subqueries in FROM, WITH, ``WITH RECURSIVE`` over a graph, and queries made
+to raise for the data. Expressions are made by type family
+(``TYPE_FAMILIES``), each carrying what the generator knows of it
+(``GeneratedExpr``: a bound on its magnitude, whether it is finite and
+exact), so Spark takes every query and no integer overflows, no divisor is
+zero and no cast fails except where a query is meant to raise.
+
+A case (``FuzzCase``) is a data set and a query; ``generate_case`` makes
+case ``index`` of a seed's run from the seed and the index alone, so a
+reported case is made again from its number.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any
+
+from ..query import Table
+from .data import DOUBLES, MAX_ROWS, SPECIAL_DOUBLES, STRINGS, Dataset, make_dataset, make_graph
+
+NUMERIC = ("int", "bigint", "decimal", "double")
+TYPE_FAMILIES = (*NUMERIC, "string", "boolean")
+"""The families an expression is made for: a Spark type without its parameters (``decimal`` for every
+``DECIMAL(p,s)``), as the generator tells types apart."""
+
+LIMITS = {"int": 2**31 - 1, "bigint": 2**63 - 1, "decimal": 1e15, "double": 1e15}
+"""The largest magnitude an expression of each family may reach: the type's range for integers (beyond it
+ANSI Spark raises), and far below any precision loss for DECIMAL and DOUBLE."""
+
+ROWS_BOUND = MAX_ROWS**4
+"""More rows than an aggregate can see (three sources joined, one of them a subquery of two): the bound a SUM's
+or a COUNT's magnitude uses."""
+
+SQL_NAMES = {"int": "INT", "bigint": "BIGINT", "double": "DOUBLE", "string": "STRING", "boolean": "BOOLEAN"}
+
+
+def family_of(kind: str) -> str:
+    """The family of a Spark type as a table declares it: ``DECIMAL(8,2)`` is ``decimal``."""
+    kind = kind.lower()
+    return "decimal" if kind.startswith("decimal") else kind
+
+
+@dataclass(frozen=True)
+class GeneratedExpr:
+    """What the generator knows of an expression: its text, family, and what it may take as values.
+
+    ``bound`` bounds the magnitude of a numeric value; ``finite`` says a
+    DOUBLE is never NaN or infinite; ``exact`` is False for a SUM or AVG of
+    doubles (and what passes one on), whose last bits depend on the order
+    Spark adds in: such a value is only ever output as it is, never compared,
+    grouped, joined on or computed with. (-0.0 and 0.0, which a MIN or MAX
+    of doubles gives as Spark meets them first, only a CAST to STRING could
+    tell apart, and the subset has no CAST from DOUBLE to STRING.) ``values``
+    are a column's own values, for literals that meet them.
+    """
+
+    sql: str
+    family: str
+    bound: float = 0.0
+    finite: bool = True
+    exact: bool = True
+    values: tuple = ()
+
+
+@dataclass(frozen=True)
+class ExprScope:
+    """What an expression may name: ``columns``; in a grouped SELECT, its keys, and ``inner`` (the FROM
+    clause's columns) for aggregate arguments."""
+
+    columns: tuple[GeneratedExpr, ...]
+    inner: tuple[GeneratedExpr, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Source:
+    """A FROM item: its text (``t0 AS r1``, ``(SELECT ...) AS s0``) and its columns as the query names them."""
+
+    sql: str
+    columns: tuple[GeneratedExpr, ...]
+
+
+@dataclass(frozen=True)
+class Made:
+    """A generated query: its text, who answers it, and (for SQLite alone) its types."""
+
+    text: str
+    oracles: tuple[str, ...] = ("spark",)
+    types: tuple[str, ...] | None = None
+
+
+def _digits(bound: float) -> int:
+    return len(str(int(bound)))
+
+
+LIKE_PATTERNS = ("%", "", "a%", "%a", "%a%", "_", "__", "a_b", "%b%", "日%", "%😀", "A%", "%1%", " %", "%\\_%")
+INT_DIVISORS = (-3, -2, 2, 3, 4, 7)
+DECIMAL_DIVISORS = ("0.5", "2.50", "-1.5", "3.0", "0.25")
+DOUBLE_DIVISORS = ("2.5E0", "0.25E0", "-4.0E0", "3.0E0")
+COMPARISONS = ("=", "<>", "!=", "<", "<=", ">", ">=", "<=>")
+
+OPERANDS = {
+    "int": (("int", "int"),),
+    "bigint": (("bigint", "bigint"), ("bigint", "int"), ("int", "bigint")),
+    "decimal": (("decimal", "decimal"), ("decimal", "int"), ("int", "decimal"), ("decimal", "bigint")),
+    "double": (("double", "double"), ("double", "int"), ("decimal", "double"), ("double", "decimal"),
+               ("bigint", "double")),
+}
+"""Operand families whose sum, difference and product has the family named: INT with BIGINT is BIGINT, an
+integer with a DECIMAL a DECIMAL, anything with a DOUBLE a DOUBLE."""
+
+CASTS = {
+    "int": ("bigint", "decimal", "double", "boolean"),
+    "bigint": ("int", "decimal", "double", "boolean"),
+    "decimal": ("int", "bigint", "decimal", "double", "boolean"),
+    "double": ("int", "bigint", "decimal", "boolean"),
+    "string": ("int", "bigint", "decimal", "boolean"),
+    "boolean": ("int", "bigint", "decimal", "double"),
+}
+"""The families each family is cast from where no value can fail (bounds permitting): every cast between the
+tables' types but from STRING, which is left to queries meant to raise, and DOUBLE to STRING, which the
+subset leaves out (Spark's shortest-repr formatting of doubles is not implemented)."""
+
+PRODUCTIONS = {
+    "numeric": (("column", 5), ("literal", 1.5), ("aggregate", 4), ("arithmetic", 3), ("divide", 1),
+                ("modulo", 0.7), ("negate", 0.4), ("case", 1), ("simple_case", 0.5), ("coalesce", 0.8),
+                ("cast", 1.2), ("length", 0.4)),
+    "string": (("column", 5), ("literal", 1.5), ("aggregate", 2), ("lower", 0.6), ("upper", 0.6),
+               ("substring", 1), ("concat", 1), ("case", 0.6), ("coalesce", 0.6), ("cast", 1.5)),
+    "boolean": (("column", 1), ("literal", 0.2), ("aggregate", 0.6), ("compare", 4), ("null_test", 1.2),
+                ("in_list", 1), ("between", 0.8), ("like", 1), ("and_or", 1.5), ("not", 0.6), ("case", 0.3),
+                ("cast", 0.3)),
+}
+LEAVES = {"column", "literal", "aggregate", "compare", "null_test", "in_list", "between", "like"}
+"""The productions allowed at depth 0: a boolean's base predicates compare leaves."""
+
+
+class QueryMaker:
+    """Makes random queries of the subset over one data set, well-typed by construction.
+
+    Every expression is made for a family (``expr``), from productions that
+    give that family, with the bounds of ``GeneratedExpr`` kept so that no integer
+    overflows, no divisor is zero and no cast fails, except in queries made
+    to raise (``error_query``), where the failing expression stands where
+    every engine must evaluate it: a single table's SELECT list or an
+    aggregate's argument.
+    """
+
+    def __init__(self, rng: random.Random, dataset: Dataset) -> None:
+        self.rng = rng
+        self.dataset = dataset
+        self.facts = {table.name: column_facts(dataset, table) for table in dataset.tables}
+        self._aliases = 0
+        self._named_tables: set[str] = set()
+        """Tables a FROM has named without an alias: a second reference to one gets an alias."""
+
+    # Top level.
+
+    def query(self) -> Made:
+        """One query: a SELECT, a join, a set operation, a subquery in FROM, a WITH, or one meant to raise."""
+        if self.dataset.names == ["edges", "roots"] and self.rng.random() < 0.7:
+            return self.recursive()
+        form = self._pick((("single", 2.5), ("join", 2.5), ("setop", 1.5), ("subquery", 1.5), ("with", 1.2),
+                           ("error", 0.8)))
+        if form == "error":
+            made = self.error_query()
+            if made is not None:
+                return made
+            form = "single"
+        if form in ("single", "join"):
+            count = 1 if form == "single" else self.rng.choice((2, 2, 3))
+            return Made(self.select([self.base() for _ in range(count)])[0])
+        if form == "setop":
+            return Made(self.setop()[0])
+        inner_sql, inner = self.inner_query()
+        if form == "subquery":
+            alias = self._alias("s")
+            source = Source(f"({inner_sql}) AS {alias}", self._named(inner, alias))
+            prefix = ""
+        else:
+            name = self._alias("w")
+            ctes = [f"{name} AS ({inner_sql})"]
+            if self.rng.random() < 0.3:
+                # A second CTE that reads the first.
+                second = self._alias("w")
+                sql, inner = self.select([Source(name, self._named(inner, name))])
+                ctes.append(f"{second} AS ({sql})")
+                name = second
+            prefix = f"WITH {', '.join(ctes)} "
+            if self.rng.random() < 0.5:
+                alias = self._alias("q")
+                source = Source(f"{name} AS {alias}", self._named(inner, alias))
+            else:
+                source = Source(name, self._named(inner, name))
+        sources = [source] + ([self.base()] if self.rng.random() < 0.35 else [])
+        return Made(prefix + self.select(sources)[0])
+
+    def inner_query(self) -> tuple[str, list[GeneratedExpr]]:
+        """A query to read from: a SELECT over one or two tables, or a set operation."""
+        if self.rng.random() < 0.2:
+            return self.setop()
+        return self.select([self.base() for _ in range(self.rng.choice((1, 1, 2)))])
+
+    def setop(self) -> tuple[str, list[GeneratedExpr]]:
+        """Two or three SELECTs joined by UNION [ALL], EXCEPT [ALL] or INTERSECT [ALL], columns widened."""
+        operators = ("UNION ALL", "UNION", "EXCEPT", "EXCEPT ALL", "INTERSECT", "INTERSECT ALL")
+        chosen = [self.rng.choice(operators) for _ in range(self.rng.choice((1, 1, 1, 2)))]
+        exact = chosen != ["UNION ALL"] * len(chosen)
+        sql, first = self.select([self.base() for _ in range(self.rng.choice((1, 1, 2)))], exact=exact)
+        outputs = first
+        for operator in chosen:
+            targets = [self.rng.choice(NUMERIC) if column.family in NUMERIC and self.rng.random() < 0.5
+                       else column.family for column in first]
+            arm, columns = self.select([self.base() for _ in range(self.rng.choice((1, 1, 2)))], targets=targets,
+                                       exact=exact)
+            sql = f"{sql} {operator} {arm}"
+            outputs = [_widened(a, b) for a, b in zip(outputs, columns, strict=True)]
+        return sql, outputs
+
+    def select(self, sources: Sequence[Source], targets: Sequence[str] | None = None,
+               exact: bool = False) -> tuple[str, list[GeneratedExpr]]:
+        """``SELECT [DISTINCT] ... FROM ... [WHERE] [GROUP BY] [HAVING]``: a projection, a grouped
+        aggregate or a global one, with output columns ``c0``, ``c1``, ...; ``targets`` fixes the
+        families of the outputs (a set operation's later arms)."""
+        from_sql, columns = self.from_clause(sources)
+        if len(sources) == 1 and self.rng.random() < 0.3:
+            # One source: its columns named bare (``k``, not ``r1.k``), as the query's only ones.
+            columns = [replace(column, sql=column.sql.rpartition(".")[2]) for column in columns]
+        plain = ExprScope(tuple(columns))
+        where = f" WHERE {self.predicate(plain, self.rng.randint(0, 2)).sql}" if self.rng.random() < 0.45 else ""
+        mode = self._pick((("plain", 5), ("grouped", 3), ("global", 1.5)))
+        keys: list[GeneratedExpr] = []
+        group = having = ""
+        if mode == "grouped":
+            usable = [column for column in columns if column.exact]
+            keys = self.rng.sample(usable, min(len(usable), self.rng.choice((1, 1, 2))))
+            if self.rng.random() < 0.15:
+                # An expression as the key; one without a column would be read as a position (GROUP BY 2).
+                key = self.expr(self.rng.choice(TYPE_FAMILIES), plain, 1)
+                if any(re.search(rf"(?<![\w.']){re.escape(column.sql)}\b", key.sql) for column in columns):
+                    keys = [key]
+            if not keys:
+                mode = "global"
+            group = " GROUP BY " + ", ".join(key.sql for key in keys)
+        if mode == "global":
+            group = ""
+        scope = plain if mode == "plain" else ExprScope(tuple(keys), tuple(columns))
+        if mode != "plain" and self.rng.random() < (0.35 if mode == "grouped" else 0.1):
+            having = f" HAVING {self.predicate(scope, self.rng.randint(0, 2)).sql}"
+        families = list(targets) if targets is not None else [
+            self._family(scope) for _ in range(self.rng.choice((1, 2, 2, 3, 4)))]
+        items = []
+        for position, family in enumerate(families):
+            if mode == "grouped" and targets is None and position < len(keys) and self.rng.random() < 0.7:
+                items.append(keys[position])
+            else:
+                items.append(self.expr(family, scope, self.rng.randint(0, 2), bare=not exact))
+        distinct = "DISTINCT " if mode == "plain" and all(item.exact for item in items) \
+            and self.rng.random() < 0.15 else ""
+        listed = ", ".join(f"{item.sql} AS c{position}" for position, item in enumerate(items))
+        outputs = [replace(item, sql=f"c{position}") for position, item in enumerate(items)]
+        return f"SELECT {distinct}{listed} FROM {from_sql}{where}{group}{having}", outputs
+
+    def from_clause(self, sources: Sequence[Source]) -> tuple[str, list[GeneratedExpr]]:
+        """The sources joined left to right, each ON a conjunction of equalities (and, sometimes, a residual
+        predicate); a source no equality can join is left out."""
+        sql, columns = sources[0].sql, list(sources[0].columns)
+        for source in sources[1:]:
+            pairs = [(left, right) for left in columns for right in source.columns
+                     if left.exact and right.exact and _joinable(left.family, right.family)]
+            if not pairs:
+                continue
+            keyed = [pair for pair in pairs if pair[0].sql.endswith(".k") and pair[1].sql.endswith(".k")]
+            chosen = self.rng.sample(pairs, min(len(pairs), self.rng.choice((1, 1, 2))))
+            if keyed and self.rng.random() < 0.6:
+                chosen[0] = self.rng.choice(keyed)
+            conditions = []
+            for left, right in chosen:
+                if left.family in ("int", "bigint") and self.rng.random() < 0.1:
+                    conditions.append(f"({left.sql} + 1) = {right.sql}")
+                else:
+                    conditions.append(f"{left.sql} = {right.sql}")
+            both = ExprScope((*columns, *source.columns))
+            if self.rng.random() < 0.3:
+                conditions.append(self.predicate(both, 1).sql)
+            kind = self._pick((("JOIN", 2), ("INNER JOIN", 1), ("LEFT JOIN", 1.2), ("LEFT OUTER JOIN", 0.5),
+                               ("RIGHT JOIN", 1), ("FULL OUTER JOIN", 0.8), ("FULL JOIN", 0.5)))
+            sql = f"{sql} {kind} {source.sql} ON {' AND '.join(conditions)}"
+            columns += source.columns
+        return sql, columns
+
+    def base(self) -> Source:
+        """A table, under an alias (always when the query may read it twice) or its own name."""
+        table = self.rng.choice(self.dataset.tables)
+        if self.rng.random() < 0.6 or table.name in self._named_tables:
+            alias = self._alias("r")
+            sql = f"{table.name} AS {alias}" if self.rng.random() < 0.8 else f"{table.name} {alias}"
+        else:
+            alias = sql = table.name
+            self._named_tables.add(table.name)
+        facts = self.facts[table.name]
+        return Source(sql, tuple(replace(fact, sql=f"{alias}.{fact.sql}") for fact in facts))
+
+    # Expressions.
+
+    def expr(self, family: str, scope: ExprScope, depth: int, bare: bool = False) -> GeneratedExpr:
+        """An expression of ``family`` over ``scope``, at most ``depth`` operators deep; an inexact value
+        (``GeneratedExpr.exact``) only when ``bare`` (an output as it is)."""
+        kinds = PRODUCTIONS["numeric" if family in NUMERIC else family]
+        for _ in range(16):
+            kind = self._pick(kinds)
+            if depth <= 0 and kind not in LEAVES:
+                continue
+            made = getattr(self, f"_{kind}")(family, scope, depth, bare)
+            if made is not None and made.family == family and (made.exact or bare):
+                return made
+        return self.literal(family)
+
+    def predicate(self, scope: ExprScope, depth: int) -> GeneratedExpr:
+        return self.expr("boolean", scope, depth)
+
+    def literal(self, family: str, values: Sequence = (), null: float = 0.04) -> GeneratedExpr:
+        """A literal of ``family``: often one of ``values`` (a column's), so that predicates meet the data."""
+        rng = self.rng
+        if rng.random() < null:
+            kind = "DECIMAL(5,2)" if family == "decimal" else SQL_NAMES[family]
+            return GeneratedExpr(f"CAST(NULL AS {kind})", family)
+        pool = [value for value in values if value is not None and _literal_ok(value, family)]
+        if pool and rng.random() < 0.6:
+            value = rng.choice(pool)
+        elif family == "int":
+            value = rng.randint(-5, 20)
+        elif family == "bigint":
+            value = rng.choice((rng.randint(-5, 20), rng.choice((3000000000, -5000000000, 2**40))))
+        elif family == "decimal":
+            value = Decimal(rng.randint(-2000, 2000)).scaleb(-rng.randint(1, 3))
+        elif family == "double":
+            value = rng.choice((*DOUBLES, *SPECIAL_DOUBLES, rng.randint(-40, 40) / 4))
+        elif family == "string":
+            value = rng.choice(STRINGS)
+        else:
+            value = rng.random() < 0.5
+        return literal(value, family)
+
+    def _column(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        found = [column for column in scope.columns if column.family == family and (column.exact or bare)]
+        return self.rng.choice(found) if found else None
+
+    def _literal(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        near = [value for column in scope.columns if column.family == family for value in column.values]
+        return self.literal(family, near)
+
+    def _aggregate(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """COUNT(*), COUNT([DISTINCT] x), SUM, AVG, MIN or MAX of an expression over a grouped SELECT's FROM."""
+        if scope.inner is None:
+            return None
+        inner, rng = ExprScope(scope.inner), self.rng
+        arguments = min(depth, 1)
+        if family == "bigint":
+            choice = self._pick((("count_star", 2), ("count", 2), ("count_distinct", 1.5), ("sum", 1.5),
+                                 ("minmax", 1)))
+            if choice == "count_star":
+                return GeneratedExpr("COUNT(*)", "bigint", ROWS_BOUND)
+            if choice in ("count", "count_distinct"):
+                argument = self.expr(self._family(inner), inner, arguments, bare=choice == "count")
+                distinct = "DISTINCT " if choice == "count_distinct" else ""
+                return GeneratedExpr(f"COUNT({distinct}{argument.sql})", "bigint", ROWS_BOUND)
+            if choice == "sum":
+                argument = self.expr(rng.choice(("int", "bigint")), inner, arguments)
+                return _bounded(GeneratedExpr(f"SUM({argument.sql})", "bigint", argument.bound * ROWS_BOUND))
+        if family == "decimal" and rng.random() < 0.6:
+            argument = self.expr("decimal", inner, arguments)
+            function = rng.choice(("SUM", "AVG"))
+            bound = argument.bound * (ROWS_BOUND if function == "SUM" else 1)
+            return _bounded(GeneratedExpr(f"{function}({argument.sql})", "decimal", bound))
+        if family == "double" and rng.random() < 0.6:
+            function = rng.choice(("SUM", "AVG"))
+            source = rng.choice(("double", "double", "int", "bigint") if function == "AVG" else ("double",))
+            argument = self.expr(source, inner, arguments, bare=True)
+            bound = argument.bound * (ROWS_BOUND if function == "SUM" else 1)
+            return _bounded(GeneratedExpr(f"{function}({argument.sql})", "double", bound, argument.finite, exact=False))
+        argument = self.expr(family, inner, arguments, bare=True)
+        function = rng.choice(("MIN", "MAX"))
+        return replace(argument, sql=f"{function}({argument.sql})", values=())
+
+    def _arithmetic(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        left, right = self.rng.choice(OPERANDS[family])
+        operator = self.rng.choice("+-*")
+        a, b = self.expr(left, scope, depth - 1), self.expr(right, scope, depth - 1)
+        bound = a.bound * b.bound if operator == "*" else a.bound + b.bound
+        return _bounded(_combined(f"({a.sql} {operator} {b.sql})", family, bound, a, b))
+
+    def _divide(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """``x / d`` (DOUBLE from integers or doubles, DECIMAL from decimals) or ``x div d``, by a literal
+        that is not zero."""
+        rng = self.rng
+        if family == "int":
+            return None
+        if family == "bigint":
+            a = self.expr(rng.choice(("int", "bigint")), scope, depth - 1)
+            return replace(a, sql=f"({a.sql} div {rng.choice(INT_DIVISORS)})", family="bigint", values=())
+        if family == "double":
+            a = self.expr(rng.choice(("int", "bigint", "double")), scope, depth - 1)
+            divisor = rng.choice(DOUBLE_DIVISORS + ((str(rng.choice(INT_DIVISORS)),) if a.family != "double"
+                                                    else DECIMAL_DIVISORS))
+        else:
+            a = self.expr(rng.choice(("decimal", "decimal", "int")), scope, depth - 1)
+            divisor = rng.choice(DECIMAL_DIVISORS + ((str(rng.choice(INT_DIVISORS)),) if a.family == "decimal"
+                                                     else ()))
+        smallest = abs(float(divisor.replace("E0", "")))
+        return _bounded(replace(a, sql=f"({a.sql} / {_parenthesized(divisor)})", family=family,
+                                bound=a.bound / smallest, values=()))
+
+    def _modulo(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        a = self.expr(family, scope, depth - 1)
+        if family in ("int", "bigint"):
+            divisor = str(self.rng.choice(INT_DIVISORS))
+        else:
+            divisor = self.rng.choice((str(self.rng.choice(INT_DIVISORS)),) + DECIMAL_DIVISORS
+                                      + (DOUBLE_DIVISORS if family == "double" else ()))
+        return replace(a, sql=f"({a.sql} % {_parenthesized(divisor)})", values=(),
+                       bound=min(a.bound, abs(float(divisor.replace("E0", "")))))
+
+    def _negate(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        a = self.expr(family, scope, depth - 1)
+        return replace(a, sql=f"(- {a.sql})", values=())
+
+    def _case(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        return self._when_then(family, scope, depth, "CASE", (1, 1, 2), 0.7,
+                               lambda: self.predicate(scope, depth - 1).sql)
+
+    def _simple_case(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        subject = self.expr(self._family(scope), scope, depth - 1)
+        return self._when_then(family, scope, depth, f"CASE {subject.sql}", (1, 2, 2), 0.6,
+                               lambda: self.literal(subject.family, subject.values, null=0.0).sql)
+
+    def _when_then(self, family: str, scope: ExprScope, depth: int, opening: str, counts: tuple[int, ...],
+                   otherwise: float, when: Callable[[], str]) -> GeneratedExpr:
+        """``opening WHEN .. THEN .. [ELSE ..] END``: ``rng.choice(counts)`` branches, each after its ``when()``,
+        and an ELSE with probability ``otherwise``."""
+        branches, parts = [], []
+        for position in range(self.rng.choice(counts)):
+            condition = when()
+            branch = self._branch(family, scope, depth - 1, typed=position == 0)
+            branches.append(branch)
+            parts.append(f"WHEN {condition} THEN {branch.sql}")
+        if self.rng.random() < otherwise:
+            branch = self._branch(family, scope, depth - 1)
+            branches.append(branch)
+            parts.append(f"ELSE {branch.sql}")
+        return _merged(f"{opening} {' '.join(parts)} END", family, branches)
+
+    def _branch(self, family: str, scope: ExprScope, depth: int, typed: bool = False) -> GeneratedExpr:
+        """A CASE branch: sometimes a bare NULL, but not when ``typed`` (a CASE of NULLs only has no type)."""
+        if not typed and self.rng.random() < 0.08:
+            return GeneratedExpr("NULL", family)
+        return self.expr(family, scope, depth)
+
+    def _coalesce(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        parts = [self.expr(family, scope, depth - 1) for _ in range(self.rng.choice((2, 2, 3)))]
+        texts = [part.sql for part in parts]
+        if self.rng.random() < 0.15:
+            texts.insert(1, "NULL")
+        return _merged(f"COALESCE({', '.join(texts)})", family, parts)
+
+    def _cast(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """``CAST(x AS T)`` from another family, where the bounds say no value of x can fail."""
+        source = self.rng.choice(CASTS[family])
+        a = self.expr(source, scope, depth - 1)
+        if family == "string":
+            return GeneratedExpr(f"CAST({a.sql} AS STRING)", "string")
+        if family == "boolean":
+            return GeneratedExpr(f"CAST({a.sql} AS BOOLEAN)", "boolean")
+        if a.family == "double" and not a.finite and family != "double":
+            return None
+        bound = 1.0 if a.family == "boolean" else a.bound
+        if family == "decimal":
+            scale = self.rng.randint(0, 4)
+            precision = _digits(bound + 1) + scale + self.rng.randint(0, 2)
+            if precision > 38:
+                return None
+            return GeneratedExpr(f"CAST({a.sql} AS DECIMAL({precision},{scale}))", "decimal", bound + 1)
+        if bound >= LIMITS[family]:
+            return None
+        return GeneratedExpr(f"CAST({a.sql} AS {SQL_NAMES[family]})", family, bound, a.finite)
+
+    def _length(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        if family != "int":
+            return None
+        return GeneratedExpr(f"length({self.expr('string', scope, depth - 1).sql})", "int", 64)
+
+    def _lower(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        return GeneratedExpr(f"lower({self.expr('string', scope, depth - 1).sql})", "string")
+
+    def _upper(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        return GeneratedExpr(f"upper({self.expr('string', scope, depth - 1).sql})", "string")
+
+    def _substring(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        text = self.expr("string", scope, depth - 1).sql
+        start = _parenthesized(str(self.rng.randint(-3, 4)))
+        if self.rng.random() < 0.3:
+            return GeneratedExpr(f"substring({text}, {start})", "string")
+        return GeneratedExpr(f"substring({text}, {start}, {_parenthesized(str(self.rng.randint(-1, 4)))})", "string")
+
+    def _concat(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        parts = [self.expr("string", scope, depth - 1).sql for _ in range(self.rng.choice((2, 2, 3)))]
+        if self.rng.random() < 0.3:
+            return GeneratedExpr(f"({parts[0]} || {parts[1]})", "string")
+        return GeneratedExpr(f"concat({', '.join(parts)})", "string")
+
+    def _compare(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        rng = self.rng
+        kind = self._family(scope, (*NUMERIC, "string", "string", "boolean"))
+        kind = "numeric" if kind in NUMERIC else kind
+        left = self._family(scope, NUMERIC) if kind == "numeric" else kind
+        right = (left if rng.random() < 0.6 else rng.choice(NUMERIC)) if kind == "numeric" else kind
+        a = self.expr(left, scope, depth - 1)
+        b = self.literal(right, a.values) if rng.random() < 0.5 else self.expr(right, scope, depth - 1)
+        return GeneratedExpr(f"({a.sql} {rng.choice(COMPARISONS)} {b.sql})", "boolean")
+
+    def _null_test(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        a = self.expr(self._family(scope), scope, depth - 1)
+        return GeneratedExpr(f"({a.sql} IS {'NOT ' if self.rng.random() < 0.5 else ''}NULL)", "boolean")
+
+    def _in_list(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        a = self.expr(self._family(scope), scope, depth - 1)
+        items = [self.literal(a.family, a.values, null=0.0).sql for _ in range(self.rng.randint(1, 4))]
+        if self.rng.random() < 0.2:
+            items.insert(self.rng.randrange(len(items) + 1), "NULL")
+        negated = "NOT " if self.rng.random() < 0.35 else ""
+        return GeneratedExpr(f"({a.sql} {negated}IN ({', '.join(items)}))", "boolean")
+
+    def _between(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        kind = self._family(scope, (*NUMERIC, "string"))
+        a = self.expr(kind, scope, depth - 1)
+        low, high = (self.literal(kind, a.values, null=0.02) for _ in range(2))
+        negated = "NOT " if self.rng.random() < 0.3 else ""
+        return GeneratedExpr(f"({a.sql} {negated}BETWEEN {low.sql} AND {high.sql})", "boolean")
+
+    def _like(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        a = self.expr("string", scope, depth - 1)
+        pattern = self.rng.choice(LIKE_PATTERNS + tuple(value + "%" for value in a.values if _literal_ok(value,
+                                                                                                          "string")))
+        negated = "NOT " if self.rng.random() < 0.3 else ""
+        return GeneratedExpr(f"({a.sql} {negated}LIKE {literal(pattern, 'string').sql})", "boolean")
+
+    def _and_or(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        a, b = self.predicate(scope, depth - 1), self.predicate(scope, depth - 1)
+        return GeneratedExpr(f"({a.sql} {self.rng.choice(('AND', 'OR'))} {b.sql})", "boolean")
+
+    def _not(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        return GeneratedExpr(f"(NOT {self.predicate(scope, depth - 1).sql})", "boolean")
+
+    # Queries meant to raise, and recursive ones.
+
+    def error_query(self) -> Made | None:
+        """A query over one table whose output (or an aggregate's argument) may fail for the data: a zero
+        divisor, an integer overflow, a string or a NaN that does not cast. Spark evaluates it for every row
+        the WHERE keeps, so it must raise exactly when ``final/`` does."""
+        source = self.base()
+        plain = ExprScope(source.columns)
+        failing = self.failing(plain)
+        if failing is None:
+            return None
+        where = f" WHERE {self.predicate(plain, 1).sql}" if self.rng.random() < 0.4 else ""
+        mode = self._pick((("plain", 3), ("grouped", 1.5), ("global", 1)))
+        if failing.sql.startswith("SUM("):
+            mode = self.rng.choice(("grouped", "global"))
+        elif mode != "plain":
+            function = self.rng.choice(("MIN", "MAX") + (("SUM",) if failing.family in NUMERIC else ()))
+            failing = replace(failing, sql=f"{function}({failing.sql})")
+        items, group = [failing], ""
+        if mode == "grouped":
+            key = self.rng.choice(source.columns)
+            items.insert(0, key)
+            group = f" GROUP BY {key.sql}"
+        elif mode == "plain" and self.rng.random() < 0.5:
+            items.append(self.expr(self.rng.choice(TYPE_FAMILIES), plain, 1))
+        listed = ", ".join(f"{item.sql} AS c{position}" for position, item in enumerate(items))
+        return Made(f"SELECT {listed} FROM {source.sql}{where}{group}")
+
+    def failing(self, scope: ExprScope) -> GeneratedExpr | None:
+        """An expression over ``scope`` that raises for some values its columns hold (or may come to hold)."""
+        rng = self.rng
+        columns = scope.columns
+        integral = [column for column in columns if column.family in ("int", "bigint")]
+        numeric = [column for column in columns if column.family in NUMERIC]
+        options = []
+        if numeric:
+            options.append("divide")
+        positive = [column for column in integral if all(value >= 0 for value in column.values)]
+        if integral:
+            options.append("overflow")
+        if positive:
+            options.append("sum_overflow")
+        if any(column.family == "string" for column in columns):
+            options.append("parse")
+        if any(column.family == "double" for column in columns):
+            options.append("double_cast")
+        if any(column.family in ("decimal", "bigint") for column in columns):
+            options.append("narrow")
+        if not options:
+            return None
+        option = rng.choice(options)
+        if option == "divide":
+            a, b = rng.choice(numeric), rng.choice(numeric)
+            operator = rng.choice(("/", "%", "div") if {a.family, b.family} <= {"int", "bigint"} else ("/", "%"))
+            family = "double" if operator == "/" else "bigint"
+            return GeneratedExpr(f"({a.sql} {operator} {b.sql})", family)
+        if option == "overflow":
+            a = rng.choice(integral)
+            # Half the column's range overflows: |a| > bound / 2 times the factor leaves the type.
+            factor = LIMITS[a.family] // max(1, int(a.bound) // 2)
+            if a.family == "int":
+                factor = min(factor, 2**31 - 1)
+            return GeneratedExpr(f"({a.sql} * {factor})", a.family)
+        if option == "sum_overflow":
+            a = rng.choice(positive)
+            # Each row's product fits a BIGINT, two of the largest do not: positive, so in any order of adding.
+            factor = (2**63 - 1) // max(1, int(a.bound))
+            return GeneratedExpr(f"SUM(CAST({a.sql} AS BIGINT) * {factor})", "bigint")
+        if option == "parse":
+            a = rng.choice([column for column in columns if column.family == "string"])
+            target = rng.choice(("INT", "BIGINT", "DOUBLE", "DECIMAL(6,2)", "BOOLEAN"))
+            return GeneratedExpr(f"CAST({a.sql} AS {target})", family_of(target))
+        if option == "double_cast":
+            a = rng.choice([column for column in columns if column.family == "double"])
+            target = rng.choice(("INT", "BIGINT", "DECIMAL(4,1)"))
+            return GeneratedExpr(f"CAST({a.sql} AS {target})", family_of(target))
+        a = rng.choice([column for column in columns if column.family in ("decimal", "bigint")])
+        target = "INT" if a.family == "bigint" else f"DECIMAL({max(1, _digits(a.bound) - 1) + 1},1)"
+        return GeneratedExpr(f"CAST({a.sql} AS {target})", family_of(target))
+
+    def recursive(self) -> Made:
+        """A WITH RECURSIVE query over ``edges`` (src < dst) and ``roots``: reachability, paths with their
+        depth, or path costs; by UNION ALL (Spark and SQLite) or UNION (SQLite only)."""
+        rng = self.rng
+        union = rng.choice(("UNION ALL", "UNION ALL", "UNION"))
+        template = rng.choice(("reach", "paths", "cost"))
+        if template == "reach":
+            limit = f" WHERE e.dst <= {rng.randint(2, 8)}" if rng.random() < 0.3 else ""
+            start = " WHERE node IS NOT NULL" if rng.random() < 0.3 else ""
+            cte = (f"r(node) AS (SELECT node FROM roots{start} {union} "
+                   f"SELECT e.dst FROM r JOIN edges AS e ON r.node = e.src{limit})")
+            outer = rng.choice((
+                ("SELECT node FROM r", ("bigint",)),
+                ("SELECT DISTINCT node FROM r", ("bigint",)),
+                ("SELECT node, COUNT(*) AS c1 FROM r GROUP BY node", ("bigint", "bigint")),
+                ("SELECT COUNT(*) AS c0, COUNT(DISTINCT node) AS c1, MIN(node) AS c2, MAX(node) AS c3 FROM r",
+                 ("bigint", "bigint", "bigint", "bigint")),
+                ("SELECT r.node, COUNT(*) AS c1 FROM r JOIN edges ON r.node = edges.src GROUP BY r.node",
+                 ("bigint", "bigint")),
+            ))
+        elif template == "paths":
+            start = f" WHERE src = {rng.randint(0, 3)}" if rng.random() < 0.4 else ""
+            limit = f" WHERE p.depth < {rng.randint(1, 4)}" if rng.random() < 0.4 else ""
+            cte = (f"p(src, dst, depth) AS (SELECT src, dst, 1 FROM edges{start} {union} "
+                   f"SELECT p.src, e.dst, p.depth + 1 FROM p JOIN edges AS e ON p.dst = e.src{limit})")
+            outer = rng.choice((
+                ("SELECT src, dst, depth FROM p", ("bigint", "bigint", "int")),
+                ("SELECT src, dst, MIN(depth) AS c2, MAX(depth) AS c3, COUNT(*) AS c4 FROM p GROUP BY src, dst",
+                 ("bigint", "bigint", "int", "int", "bigint")),
+                ("SELECT depth, COUNT(*) AS c1 FROM p GROUP BY depth", ("int", "bigint")),
+            ))
+        else:
+            cte = (f"c(node, cost) AS (SELECT node, 0 FROM roots {union} "
+                   f"SELECT e.dst, c.cost + e.w FROM c JOIN edges AS e ON c.node = e.src)")
+            outer = rng.choice((
+                ("SELECT node, cost FROM c", ("bigint", "int")),
+                ("SELECT node, MIN(cost) AS c1, MAX(cost) AS c2, SUM(cost) AS c3, COUNT(*) AS c4 FROM c "
+                 "GROUP BY node", ("bigint", "int", "int", "bigint", "bigint")),
+                ("SELECT node, AVG(cost) AS c1 FROM c GROUP BY node", ("bigint", "double")),
+            ))
+        text = f"WITH RECURSIVE {cte} {outer[0]}"
+        if union == "UNION":
+            return Made(text, ("sqlite",), outer[1])
+        return Made(text, ("spark", "sqlite"))
+
+    # Helpers.
+
+    def _family(self, scope: ExprScope, among: Sequence[str] = TYPE_FAMILIES) -> str:
+        """A family among ``among``: mostly one a column in ``scope`` has (so expressions name columns
+        rather than fold to literals), sometimes any."""
+        present = [column.family for column in (*scope.columns, *(scope.inner or ())) if column.family in among]
+        return self.rng.choice(present) if present and self.rng.random() < 0.8 else self.rng.choice(among)
+
+    def _pick(self, weighted: Sequence[tuple[str, float]]) -> str:
+        names = [name for name, _ in weighted]
+        return self.rng.choices(names, weights=[weight for _, weight in weighted])[0]
+
+    def _alias(self, prefix: str) -> str:
+        self._aliases += 1
+        return f"{prefix}{self._aliases}"
+
+    @staticmethod
+    def _named(columns: Sequence[GeneratedExpr], alias: str) -> tuple[GeneratedExpr, ...]:
+        return tuple(replace(column, sql=f"{alias}.{column.sql}") for column in columns)
+
+
+def column_facts(dataset: Dataset, table: Table) -> tuple[GeneratedExpr, ...]:
+    """Each column of ``table`` as the generator sees it, from every value it holds at any version."""
+    facts = []
+    for position, (name, kind) in enumerate(table.columns):
+        values = {row[position] for commit in dataset.commits
+                  for row in commit.rows[dataset.tables.index(table)]} - {None}
+        family = family_of(kind)
+        finite = [abs(float(value)) for value in values
+                  if family in NUMERIC and math.isfinite(float(value))]
+        facts.append(GeneratedExpr(name, family, max(finite, default=0.0),
+                          all(math.isfinite(float(value)) for value in values) if family == "double" else True,
+                          values=tuple(sorted(values, key=repr))))
+    return tuple(facts)
+
+
+def literal(value: Any, family: str) -> GeneratedExpr:
+    """``value`` as a SQL literal of ``family`` (negative numbers in parentheses, so ``- -`` never reads
+    as a comment)."""
+    if family == "boolean":
+        return GeneratedExpr("TRUE" if value else "FALSE", family)
+    if family == "string":
+        return GeneratedExpr(f"'{value}'", family, values=(value,))
+    if family == "double":
+        value = float(value)
+        if math.isnan(value):
+            return GeneratedExpr("CAST('NaN' AS DOUBLE)", family, finite=False)
+        if math.isinf(value):
+            return GeneratedExpr(f"CAST('{'-' if value < 0 else ''}Infinity' AS DOUBLE)", family, finite=False)
+        text = repr(abs(value))
+        text = text if "e" in text else text + "E0"
+        return GeneratedExpr(f"(-{text})" if math.copysign(1.0, value) < 0 else text, family, abs(value))
+    if family == "decimal":
+        text = format(abs(value), "f")
+        if "." not in text:
+            text = f"CAST({text} AS DECIMAL({len(text)},0))"
+        return GeneratedExpr(f"(-{text})" if value < 0 else text, family, float(abs(value)))
+    if family == "bigint" and abs(value) <= 2**31 - 1:
+        return GeneratedExpr(f"CAST({value} AS BIGINT)", family, abs(value))
+    return GeneratedExpr(f"({value})" if value < 0 else str(value), family, abs(value))
+
+
+def _literal_ok(value: Any, family: str) -> bool:
+    """Whether ``value`` can be written as a literal of ``family`` (a string without quotes or backslashes)."""
+    if family == "string":
+        return isinstance(value, str) and "'" not in value and "\\" not in value
+    if family == "boolean":
+        return isinstance(value, bool)
+    if family in ("int", "bigint"):
+        return isinstance(value, int) and not isinstance(value, bool) and \
+            abs(value) <= (2**31 - 1 if family == "int" else 2**62)
+    if family == "decimal":
+        return isinstance(value, Decimal)
+    return isinstance(value, float)
+
+
+def _parenthesized(text: str) -> str:
+    return f"({text})" if text.startswith("-") else text
+
+
+def _bounded(expr: GeneratedExpr) -> GeneratedExpr | None:
+    """``expr``, or None if its bound leaves what its family may reach."""
+    return expr if expr.bound <= LIMITS.get(expr.family, math.inf) else None
+
+
+def _combined(sql: str, family: str, bound: float, *parts: GeneratedExpr) -> GeneratedExpr:
+    return GeneratedExpr(sql, family, bound, all(part.finite for part in parts), all(part.exact for part in parts))
+
+
+def _merged(sql: str, family: str, parts: Sequence[GeneratedExpr]) -> GeneratedExpr:
+    """A CASE or COALESCE of ``parts``: its bound the largest of theirs."""
+    return _combined(sql, family, max((part.bound for part in parts), default=0.0), *parts)
+
+
+def _widened(a: GeneratedExpr, b: GeneratedExpr) -> GeneratedExpr:
+    """A set operation's column from its arms' columns: the wider family, the larger bound."""
+    if a.family == b.family:
+        family = a.family
+    elif "double" in (a.family, b.family):
+        family = "double"
+    elif "decimal" in (a.family, b.family):
+        family = "decimal"
+    else:
+        family = "bigint"
+    return replace(_combined(a.sql, family, max(a.bound, b.bound), a, b), values=())
+
+
+def _joinable(left: str, right: str) -> bool:
+    """Whether an equality between the two families is a join key: same family, or two integral ones."""
+    return left == right or {left, right} <= {"int", "bigint"}
+
+
+QUERIES_PER_DATASET = 10
+"""Queries made over one data set: Spark's DataFrames of its versions are made once for all of them."""
+
+
+@dataclass(frozen=True)
+class FuzzCase:
+    """One fuzzing case: a data set, a query over it, and who answers it from scratch.
+
+    ``oracles`` is ``("spark",)``, ``("spark", "sqlite")`` for a recursive
+    query over integers both run, or ``("sqlite",)`` for one Spark does not
+    take (recursion by UNION); then ``types`` are the result's types, which
+    SQLite cannot give. ``origin`` says where the case came from, for reports.
+    """
+
+    dataset: Dataset
+    text: str
+    oracles: tuple[str, ...] = ("spark",)
+    types: tuple[str, ...] | None = None
+    origin: str = ""
+
+
+def generate_case(seed: int, index: int) -> FuzzCase:
+    """Case ``index`` of the run seeded ``seed``: the same case on every machine and every run.
+
+    Cases come ``QUERIES_PER_DATASET`` to a data set; one in ten data sets is
+    a graph (for recursive queries). Each data set and each query has a
+    ``random.Random`` of its own, seeded from ``seed`` and its position, so a
+    case does not depend on the others.
+    """
+    number, position = divmod(index, QUERIES_PER_DATASET)
+    dataset = _dataset(seed, number)
+    rng = random.Random(f"fuzz query {seed} {number} {position}")
+    made = QueryMaker(rng, dataset).query()
+    return FuzzCase(dataset, made.text, made.oracles, made.types, origin=f"seed {seed}, query {index}")
+
+
+def _dataset(seed: int, number: int) -> Dataset:
+    rng = random.Random(f"fuzz data {seed} {number}")
+    return make_graph(rng) if rng.random() < 0.1 else make_dataset(rng)
+
+
+def generate(seed: int, count: int) -> list[FuzzCase]:
+    """The first ``count`` cases of the run seeded ``seed``."""
+    return [generate_case(seed, index) for index in range(count)]
+
+
+CONSTRUCTS = {
+    "WHERE": r"\bWHERE\b", "arithmetic": r" [+*-] ", "division": r" / ", "modulo": r" % ", "div": r" div ",
+    "comparison": r" (<|<=|>|>=|<>|!=) ", "equality": r" = ", "AND": r" AND ", "OR": r" OR ", "NOT": r"\(NOT ",
+    "IS NULL": r" IS NULL", "IS NOT NULL": r" IS NOT NULL", "<=>": r"<=>", "IN": r" IN \(",
+    "NOT IN": r" NOT IN \(", "BETWEEN": r" BETWEEN ", "LIKE": r" LIKE ", "CASE": r"\bCASE WHEN\b",
+    "simple CASE": r"\bCASE (?!WHEN)", "COALESCE": r"\bCOALESCE\(", "CAST": r"\bCAST\(", "lower": r"\blower\(",
+    "upper": r"\bupper\(", "length": r"\blength\(", "substring": r"\bsubstring\(", "concat": r"\bconcat\(|\|\|",
+    "INNER JOIN": r"\b(INNER )?JOIN\b", "LEFT JOIN": r"\bLEFT (OUTER )?JOIN\b", "RIGHT JOIN": r"\bRIGHT JOIN\b",
+    "FULL JOIN": r"\bFULL (OUTER )?JOIN\b", "3-table join": r"JOIN .* JOIN ", "GROUP BY": r"\bGROUP BY\b",
+    "COUNT(*)": r"COUNT\(\*\)", "COUNT(x)": r"COUNT\((?!\*|DISTINCT)", "COUNT(DISTINCT)": r"COUNT\(DISTINCT ",
+    "SUM": r"\bSUM\(", "AVG": r"\bAVG\(", "MIN": r"\bMIN\(", "MAX": r"\bMAX\(", "HAVING": r"\bHAVING\b",
+    "global aggregate": r"^SELECT (COUNT|SUM|AVG|MIN|MAX)\((?!.*GROUP BY)", "DISTINCT": r"SELECT DISTINCT ",
+    "UNION ALL": r"\bUNION ALL\b", "UNION": r"\bUNION (?!ALL)", "EXCEPT": r"\bEXCEPT (?!ALL)",
+    "EXCEPT ALL": r"\bEXCEPT ALL\b", "INTERSECT": r"\bINTERSECT (?!ALL)", "INTERSECT ALL": r"\bINTERSECT ALL\b",
+    "subquery in FROM": r"FROM \(SELECT", "WITH": r"^WITH (?!RECURSIVE)", "WITH RECURSIVE": r"^WITH RECURSIVE",
+    "recursive UNION": r"^WITH RECURSIVE .* UNION (?!ALL)",
+}
+"""Each construct of the subset and a pattern that finds it in a generated query: ``coverage`` counts them."""
+
+
+def coverage(cases: Sequence[FuzzCase]) -> dict[str, int]:
+    """How many of ``cases`` use each construct of ``CONSTRUCTS``."""
+    return {name: sum(1 for case in cases if re.search(pattern, case.text)) for name, pattern in CONSTRUCTS.items()}
+
