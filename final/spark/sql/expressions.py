@@ -439,7 +439,7 @@ def converted(scalar: Scalar, target: SqlType) -> Scalar:
         except SqlRuntimeError:
             value = _MISSING  # Spark raises only where the value is computed: keep the cast for then
         if value is not _MISSING:
-            return Literal(sql_value(value) if target == DOUBLE else value, target)
+            return Literal(sql_value(value) if target == DOUBLE else value, target, folded=True)
     if target == DOUBLE:
         return Call(f"cast as {target}", (scalar,), target, lambda v: sql_value(cast(v, source, target)))
     return Call(f"cast as {target}", (scalar,), target, lambda v: cast(v, source, target))
@@ -506,8 +506,10 @@ def arithmetic(symbol: str, left: Scalar, right: Scalar, node: exp.Expression) -
 
 
 def _integer_literal(scalar: Scalar) -> bool:
-    """Whether ``scalar`` is an integer literal (Spark types one beside a DECIMAL by its own digits)."""
-    return isinstance(scalar, Literal) and isinstance(scalar.value, int) and not isinstance(scalar.value, bool)
+    """Whether ``scalar`` is an integer literal as written (Spark types one beside a DECIMAL by its own digits,
+    a cast of one by its type)."""
+    return isinstance(scalar, Literal) and not scalar.folded and isinstance(scalar.value, int) \
+        and not isinstance(scalar.value, bool)
 
 
 def _java_remainder(a: int, b: int) -> int:

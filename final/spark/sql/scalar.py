@@ -88,10 +88,16 @@ class Ref(Scalar):
 
 @dataclass(frozen=True, eq=False)
 class Literal(Scalar):
-    """A constant ``value`` of ``type``."""
+    """A constant ``value`` of ``type``; ``folded`` when it is a cast of a constant computed at compile time.
+
+    Spark types an integer *written* beside a DECIMAL by its own digits, but
+    a cast of one (``CAST(1 AS BIGINT)``) by its type: ``folded`` keeps the
+    two apart after folding.
+    """
 
     value: Any
     type: SqlType
+    folded: bool = False
 
     def __str__(self) -> str:
         if self.value is None:
