@@ -211,6 +211,13 @@ CONSTRUCTS = {
     "to_date": "SELECT id, to_date(s), to_date(s, 'yyyy-MM-dd'), CAST(s AS DATE), CAST(s AS TIMESTAMP), "
                "to_timestamp(s, 'yyyy-MM-dd') FROM t "
                "WHERE id IN (1, 2, 3, 6)",
+    "date_trunc of a date": "SELECT id, date_trunc('WEEK', d), date_trunc('HOUR', d) FROM t",
+    "decimals widened past 38 digits round": (
+        "SELECT k, COALESCE(CAST(d AS DECIMAL(32,10)) + 0.0000000049, CAST(v AS DECIMAL(32,2))), "
+        "CAST(d AS DECIMAL(32,10)) + 0.0000000049 = CAST(d AS DECIMAL(38,8)), "
+        "CAST(d AS DECIMAL(32,10)) + 0.0000000049 > CAST(d AS DECIMAL(38,8)), "
+        "CAST(d AS DECIMAL(32,10)) + 0.0000000049 IN (CAST(d AS DECIMAL(38,8))) FROM a UNION ALL "
+        "SELECT k, CAST(123456789012345678901234567890.12 AS DECIMAL(32,2)), NULL, NULL, NULL FROM b"),
     "union all recursion on a DAG": "WITH RECURSIVE r(n, depth) AS (SELECT src, 0 FROM e WHERE src = 1 UNION ALL "
                                     "SELECT e.dst, r.depth + 1 FROM r JOIN e ON r.n = e.src) SELECT n, depth FROM r",
 }

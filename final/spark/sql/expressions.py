@@ -272,7 +272,7 @@ class Expressions:
         value = self.bind(node.this)
         items = [self.bind(item) for item in node.expressions]
         common = common_type([value.type, *(item.type for item in items)], node)
-        target = DOUBLE if common == DOUBLE else None
+        target = DOUBLE if common == DOUBLE else rounding_common([value.type, *(item.type for item in items)])
         parts = [converted(part, target) if target else part for part in (value, *items)]
         return Call("in", tuple(parts), BOOLEAN, _member, LAZY)
 
@@ -414,7 +414,7 @@ def literal(node: exp.Expression) -> Literal:
     if "e" in text.lower():
         return Literal(sql_value(sign * float(text)), DOUBLE)
     if "." in text:
-        value = sign * Decimal(text)
+        value = Decimal(text) if sign > 0 else Decimal(text).copy_negate()  # exact: no context's 28 digits
         digits, exponent = len(value.as_tuple().digits), -value.as_tuple().exponent
         return Literal(value, SqlType("decimal", max(digits, exponent), exponent))
     number = sign * int(text)
@@ -595,7 +595,23 @@ def comparable(left: Scalar, right: Scalar, node: exp.Expression) -> tuple[Scala
         raise refuse(node, f"comparing {lt} with {rt} needs an explicit CAST (Spark would cast the string)")
     if DOUBLE in (lt, rt):
         return converted(left, DOUBLE), converted(right, DOUBLE)
+    rounded = rounding_common((lt, rt))
+    if rounded is not None:
+        return converted(left, rounded), converted(right, rounded)
     return left, right
+
+
+def rounding_common(types: Sequence[SqlType]) -> SqlType | None:
+    """The DECIMAL that numbers of ``types`` meet in to be compared, when it has fewer places than one of them
+    (over 38 digits, places give way to integer digits): Spark casts each side to it, rounding, before it
+    compares, so 1.1234567891 as DECIMAL(32,10) equals 1.12345679 as DECIMAL(38,8). None when no side rounds."""
+    kinds = [kind for kind in types if kind != NULL]
+    if not kinds or not all(kind.numeric and kind != DOUBLE for kind in kinds):
+        return None
+    common = kinds[0]
+    for kind in kinds[1:]:
+        common = wider(common, kind)
+    return common if any(kind.decimal.scale > common.scale for kind in kinds) else None
 
 
 def comparison(symbol: str, compare: Callable[[Any, Any], bool], left: Scalar, right: Scalar,

@@ -94,6 +94,7 @@ def bind(binder: Expressions, node: exp.Expression) -> Scalar:
     if isinstance(node, exp.TimestampTrunc):
         unit = _unit(node.args.get("unit"), node)
         value = _moment(binder, node.this, node, TIMESTAMP)
+        value = _converted(value, TIMESTAMP) if value.type == DATE else value  # a DATE truncates as its midnight
         return Call(f"date_trunc {unit!r}", (value,), TIMESTAMP, lambda ts: dates.date_trunc(unit, ts))
     if isinstance(node, exp.DateTrunc):
         unit = _unit(node.args.get("unit"), node)

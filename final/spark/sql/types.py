@@ -151,7 +151,8 @@ def wider(left: SqlType, right: SqlType) -> SqlType | None:
             return DOUBLE
         a, b = left.decimal, right.decimal
         scale = max(a.scale, b.scale)
-        return bounded(max(a.precision - a.scale, b.precision - b.scale) + scale, scale)
+        # Over 38 digits the integer digits stay and places give way, as in arithmetic (Spark 4.3 checked).
+        return adjusted(max(a.precision - a.scale, b.precision - b.scale) + scale, scale)
     return None
 
 
