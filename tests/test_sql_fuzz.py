@@ -15,12 +15,14 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
+from datetime import date, datetime
 from decimal import Decimal
 
 import pytest
 
 from final.spark import fuzz
 from final.spark.query import Table
+from final.spark.sql import compile_sql
 from final.spark.sqlfloat import NAN
 
 
@@ -113,6 +115,39 @@ def test_a_reproducer_replays_without_spark(tmp_path) -> None:
             wrong_row = r"version 1: rows differ: \(1, Decimal\(\"1\.5\"\)\): Spark 1, final/ 0"
             with pytest.raises(AssertionError, match=wrong_row):
                 getattr(module, f"test_{name}")()
+
+
+def test_a_top_k_s_ties_at_its_cut_compare_as_spark_ranks_them() -> None:
+    """Spark breaks ties at a LIMIT's cut in no stated order: there, as many rows on both sides is the same
+    answer, whichever rows they are; anywhere else in the window a row is a row."""
+    table = Table("t0", (("k", "INT"), ("s", "STRING")))
+    rank = compile_sql("SELECT k, s FROM t0 ORDER BY k LIMIT 3", {"t0": table}).rank
+    spark = [(0, "z"), (1, "b"), (2, "c")]
+    assert fuzz.same_rows(spark, {(0, "z"): 1, (1, "b"): 1, (2, "d"): 1}, rank=rank) == []
+    assert fuzz.same_rows(spark, {(0, "z"): 1, (1, "b"): 1, (2, "d"): 1}) != []
+    assert fuzz.same_rows(spark, {(0, "z"): 1, (1, "a"): 1, (2, "c"): 1}, rank=rank) == [
+        ((1, "b"), 1, 0), ((1, "a"), 0, 1)]
+    assert fuzz.same_rows(spark, {(0, "z"): 1, (1, "b"): 1, (2, "c"): 1, (2, "d"): 1}, rank=rank) != []
+
+
+def test_a_reproducer_holds_dates_and_replays_a_top_k(tmp_path) -> None:
+    """A reproducer of a query over DATE and TIMESTAMP columns imports what its values need, and compares a
+    top-k as the fuzzer does: Spark's row tied at the cut stands for ours."""
+    table = Table("t0", (("k", "INT"), ("d", "DATE"), ("ts", "TIMESTAMP")))
+    rows = ((1, date(2024, 1, 31), datetime(2024, 2, 29, 23, 59, 59, 999999)),
+            (2, date(2024, 2, 29), None), (2, date(1969, 12, 31), datetime(1970, 1, 1)))
+    dataset = fuzz.Dataset((table,), (fuzz.DatasetCommit((rows,)),))
+    case = fuzz.FuzzCase(dataset, "SELECT k AS c0, add_months(d, 1) AS c1, ts AS c2 FROM t0 ORDER BY c0 LIMIT 2",
+                         origin="made up")
+    spark = fuzz.Answer(((1, date(2024, 2, 29), datetime(2024, 2, 29, 23, 59, 59, 999999)),
+                         (2, date(2024, 3, 29), None)), ("int", "date", "timestamp"))
+    outcome = fuzz.Outcome("differ", 1, "rows", 0, "made up", (spark,), spark)
+    path = fuzz.write_reproducer(case, outcome, str(tmp_path), "dated")
+    assert "from datetime import date, datetime\n" in open(path).read()
+    spec = importlib.util.spec_from_file_location("reproducer_dated", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.test_dated()  # final/ keeps (2, 1970-01-31, ...) at the cut (the lower row), Spark the other
 
 
 @pytest.mark.slow

@@ -457,12 +457,15 @@ def compare(version: int, expected: Counter, actual: dict[tuple, int],
     rows = {row for row in expected if expected[row] != actual.get(row, 0)}
     rows |= {row for row in actual if expected.get(row, 0) != actual[row]}
     if rows and rank is not None:
-        rows = _untied(rows, expected, actual, rank)
+        rows = untied(rows, expected, actual, rank)
     return [Difference(version, row, expected.get(row, 0), actual.get(row, 0)) for row in sorted(rows, key=_order)]
 
 
-def _untied(rows: set[tuple], expected: Counter, actual: dict[tuple, int], rank: Callable[[tuple], tuple]) -> set:
-    """``rows`` less those at a window's edge whose place holds as many rows on both sides."""
+def untied(rows: set[tuple], expected: Mapping[tuple, int], actual: Mapping[tuple, int],
+           rank: Callable[[tuple], tuple]) -> set[tuple]:
+    """``rows`` (differing between ``expected`` and ``actual``) less those at a top-k window's first or last
+    place (by ``rank``) that holds as many rows on both sides: the tie rule of ``compare``, which the SQL fuzzer
+    applies too."""
     places = [rank(row) for row in [*expected, *actual]]
     edges = {min(places), max(places)}
     held: dict[tuple, list[int]] = {}

@@ -112,7 +112,7 @@ class Checker:
                 mine = replace(mine, rows=tuple(row for row, count in snapshot.items()
                                                 for _ in range(max(count, 0))))
             answers.append(reference)
-            kind, detail = self._compare(case, reference, mine, snapshot)
+            kind, detail = self._compare(case, reference, mine, snapshot, compiled.rank)
             if kind:
                 return Outcome("differ", version + 1, kind, version, detail, tuple(answers), mine)
             if reference.error is not None:
@@ -138,8 +138,10 @@ class Checker:
         return found
 
     @staticmethod
-    def _compare(case: FuzzCase, reference: Answer, mine: Answer, snapshot: dict) -> tuple[str, str]:
-        """The kind of difference between the reference's answer and ours, and a line describing it."""
+    def _compare(case: FuzzCase, reference: Answer, mine: Answer, snapshot: dict,
+                 rank: Callable[[tuple], tuple] | None) -> tuple[str, str]:
+        """The kind of difference between the reference's answer and ours (a top-k's ties at its edges by
+        ``rank``), and a line describing it."""
         if mine.crash is not None:
             return "crash", mine.crash
         if reference.error is not None:
@@ -149,7 +151,7 @@ class Checker:
             return "final-error", f"final/ raises {mine.error}; Spark answers {len(reference.rows)} rows"
         if reference.types is not None and tuple(mine.types or ()) != tuple(reference.types):
             return "types", f"types: Spark {list(reference.types)}, final/ {list(mine.types or ())}"
-        differing = same_rows(reference.rows, snapshot, tolerant_columns(case.text, reference.types))
+        differing = same_rows(reference.rows, snapshot, tolerant_columns(case.text, reference.types), rank)
         if differing:
             return "rows", describe(differing)
         return "", ""

@@ -6,7 +6,9 @@ so and print it so: a bool is not an int, nor an int a double, a DECIMAL
 keeps its scale, every NaN is one value and -0.0 is 0.0 (``value_key``).
 One exception: a DOUBLE computed by SUM or AVG depends on the order Spark
 adds in, so such a column is compared within ``TOLERANCE``
-(``tolerant_columns``).
+(``tolerant_columns``). And for a query ending in ORDER BY ... LIMIT, rows
+tied at the window's first or last place compare as the pipeline compares
+them (``pipeline.untied``): as many there on both sides, whichever rows.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from typing import Any
+
+from ..pipeline import untied
 
 TOLERANCE = 1e-9
 """Relative tolerance for a DOUBLE column of a query with SUM or AVG: Spark adds doubles in an order of its own."""
@@ -79,14 +84,16 @@ def _close(a: Any, b: Any) -> bool:
     return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=1e-12)
 
 
-def same_rows(expected: Sequence[tuple], actual: Mapping[tuple, int],
-              tolerant: Sequence[int] = ()) -> list[tuple[tuple, int, int]]:
+def same_rows(expected: Sequence[tuple], actual: Mapping[tuple, int], tolerant: Sequence[int] = (),
+              rank: Callable[[tuple], tuple] | None = None) -> list[tuple[tuple, int, int]]:
     """Where ``actual`` (row -> multiplicity) differs from the multiset ``expected``: ``(row, expected
     count, actual count)`` for each differing row; empty when they are the same.
 
     Values compare by ``value_key``; in the ``tolerant`` positions two
     finite floats are the same within ``TOLERANCE`` (paired greedily among
-    the rows that differ otherwise).
+    the rows that differ otherwise). With ``rank`` (a top-k's order,
+    ``SqlQuery.rank``), rows tied at the window's edges are the same when as
+    many are there on both sides.
     """
     want: Counter = Counter()
     have: Counter = Counter()
@@ -113,6 +120,10 @@ def same_rows(expected: Sequence[tuple], actual: Mapping[tuple, int],
                     want[other] += 1
                     break
         keys = [key for key in shown if want[key] != have[key]]
+    if rank is not None and keys:
+        kept = untied({shown[key] for key in keys}, {shown[key]: want[key] for key in shown},
+                      {shown[key]: have[key] for key in shown}, rank)
+        keys = [key for key in keys if shown[key] in kept]
     return [(shown[key], want[key], have[key]) for key in keys]
 
 
@@ -124,7 +135,8 @@ def describe(differing: Sequence[tuple[tuple, int, int]], limit: int = 4) -> str
 
 
 def as_source(value: Any) -> str:
-    """``value`` as Python source that rebuilds it (NaN and the infinities as ``float(...)``)."""
+    """``value`` as Python source that rebuilds it (NaN and the infinities as ``float(...)``, a DATE as
+    ``date(...)``, a TIMESTAMP as ``datetime(...)``)."""
     if isinstance(value, float):
         if math.isnan(value):
             return 'float("nan")'
@@ -133,6 +145,8 @@ def as_source(value: Any) -> str:
         return repr(float(value))
     if isinstance(value, Decimal):
         return f'Decimal("{value}")'
+    if isinstance(value, date):  # date(...) or datetime(...), as the reproducer imports them
+        return repr(value).removeprefix("datetime.")
     if isinstance(value, tuple):
         inner = ", ".join(as_source(item) for item in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"

@@ -3,13 +3,14 @@
 A data set is what a fuzzed query runs over: two or three tables ``t0``..
 (or a graph, ``edges`` and ``roots``, for recursive queries) of a few typed
 columns whose values are the awkward ones (NULL, NaN, signed zeros,
-infinities, decimals at their scale, empty and unicode strings) drawn from
-small domains, so joins match and groups collide. Its history is a load and
-three to five commits that insert, delete, update, empty a table, or delete
-a row and insert it again in one version (churn), as Delta commits do: what
-an incremental engine gets wrong is most often a retraction. Each version
-is stored whole (``DatasetCommit``); ``Dataset.updates`` gives a version as
-the changes ``IncrementalQuery`` is fed.
+infinities, decimals at their scale, empty and unicode strings, month ends,
+leap days and the days around 1970) drawn from small domains, so joins
+match and groups collide. Its history is a load and three to five commits
+that insert, delete, update, empty a table, or delete a row and insert it
+again in one version (churn), as Delta commits do: what an incremental
+engine gets wrong is most often a retraction. Each version is stored whole
+(``DatasetCommit``); ``Dataset.updates`` gives a version as the changes
+``IncrementalQuery`` is fed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -90,7 +92,18 @@ SPECIAL_DOUBLES = (NAN, math.inf, -math.inf)
 """NaN and the infinities, where Spark's rules and Python's part: half the DOUBLE columns hold some, and
 literals draw from them too."""
 
-COLUMN_TYPES = ("INT", "BIGINT", "DECIMAL", "DOUBLE", "STRING", "BOOLEAN")
+DATES = (date(2024, 1, 31), date(2024, 2, 29), date(2023, 2, 28), date(2023, 12, 31), date(2024, 3, 1),
+         date(2000, 1, 1), date(1999, 12, 31), date(1970, 1, 1), date(1969, 12, 31), date(2024, 5, 31))
+"""Date values: month ends (a 31st, both ends of February, a leap day), year ends, and the days either side of
+1970-01-01, where Spark's day count turns negative."""
+
+TIMESTAMPS = (datetime(2024, 1, 31, 23, 59, 59, 999999), datetime(2024, 2, 29),
+              datetime(2023, 12, 31, 12, 30, 15, 123456), datetime(1970, 1, 1),
+              datetime(1969, 12, 31, 23, 59, 59, 500000), datetime(2024, 3, 1, 0, 0, 1), datetime(2000, 6, 15, 6, 7, 8))
+"""Timestamp values (session time zone UTC): the last microsecond of a month, midnights, a fraction of a second
+before 1970, a leap day."""
+
+COLUMN_TYPES = ("INT", "BIGINT", "DECIMAL", "DOUBLE", "STRING", "BOOLEAN", "DATE", "TIMESTAMP")
 """The Spark types a generated column may have; a DECIMAL gets its precision and scale in ``column_maker``."""
 
 
@@ -137,6 +150,10 @@ def column_maker(rng: random.Random, name: str, kind: str) -> ColumnMaker:
             domain += tuple(rng.sample(SPECIAL_DOUBLES, rng.randint(1, 3)))
     elif kind == "STRING":
         domain = tuple(rng.sample(STRINGS, 6))
+    elif kind == "DATE":
+        domain = tuple(rng.sample(DATES, 5))
+    elif kind == "TIMESTAMP":
+        domain = tuple(rng.sample(TIMESTAMPS, 4))
     else:
         domain = (True, False)
     return ColumnMaker(name, kind, domain, nulls)

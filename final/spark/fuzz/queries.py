@@ -4,8 +4,10 @@ SQLancer and Feldera's SQL tests find an engine's bugs by running many
 random, well-typed queries through it and through a reference. Here
 ``QueryMaker`` makes them over one data set (``data``): SELECTs with WHERE,
 GROUP BY, HAVING and DISTINCT, joins of every kind, set operations,
-subqueries in FROM, WITH, ``WITH RECURSIVE`` over a graph, and queries made
-to raise for the data. Expressions are made by type family
+subqueries in FROM, WITH, ``WITH RECURSIVE`` over a graph, subqueries in
+expressions (EXISTS, IN, their negations and scalar ones, correlated or
+not), dates and timestamps with their intervals and functions, ORDER BY with
+LIMIT and OFFSET, and queries made to raise for the data. Expressions are made by type family
 (``TYPE_FAMILIES``), each carrying what the generator knows of it
 (``GeneratedExpr``: a bound on its magnitude, whether it is finite and
 exact), so Spark takes every query and no integer overflows, no divisor is
@@ -21,16 +23,19 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
 from ..query import Table
-from .data import DOUBLES, MAX_ROWS, SPECIAL_DOUBLES, STRINGS, Dataset, make_dataset, make_graph
+from .data import DATES, DOUBLES, MAX_ROWS, SPECIAL_DOUBLES, STRINGS, TIMESTAMPS, Dataset, make_dataset, make_graph
 
 NUMERIC = ("int", "bigint", "decimal", "double")
-TYPE_FAMILIES = (*NUMERIC, "string", "boolean")
+TEMPORAL = ("date", "timestamp")
+TYPE_FAMILIES = (*NUMERIC, "string", "boolean", *TEMPORAL)
 """The families an expression is made for: a Spark type without its parameters (``decimal`` for every
 ``DECIMAL(p,s)``), as the generator tells types apart."""
 
@@ -42,7 +47,8 @@ ROWS_BOUND = MAX_ROWS**4
 """More rows than an aggregate can see (three sources joined, one of them a subquery of two): the bound a SUM's
 or a COUNT's magnitude uses."""
 
-SQL_NAMES = {"int": "INT", "bigint": "BIGINT", "double": "DOUBLE", "string": "STRING", "boolean": "BOOLEAN"}
+SQL_NAMES = {"int": "INT", "bigint": "BIGINT", "double": "DOUBLE", "string": "STRING", "boolean": "BOOLEAN",
+             "date": "DATE", "timestamp": "TIMESTAMP"}
 
 
 def family_of(kind: str) -> str:
@@ -124,19 +130,38 @@ CASTS = {
     "bigint": ("int", "decimal", "double", "boolean"),
     "decimal": ("int", "bigint", "decimal", "double", "boolean"),
     "double": ("int", "bigint", "decimal", "boolean"),
-    "string": ("int", "bigint", "decimal", "boolean"),
+    "string": ("int", "bigint", "decimal", "boolean", "date", "timestamp"),
     "boolean": ("int", "bigint", "decimal", "double"),
+    "date": ("timestamp",),
+    "timestamp": ("date",),
 }
 """The families each family is cast from where no value can fail (bounds permitting): every cast between the
-tables' types but from STRING, which is left to queries meant to raise, and DOUBLE to STRING, which the
-subset leaves out (Spark's shortest-repr formatting of doubles is not implemented)."""
+tables' types that Spark takes but from STRING, which is left to queries meant to raise, and DOUBLE to STRING,
+which the subset leaves out (Spark's shortest-repr formatting of doubles is not implemented)."""
+
+DAY_UNITS = ("DAY", "DAYS")
+TIME_UNITS = ("HOUR", "HOURS", "MINUTE", "MINUTES", "SECOND", "SECONDS")
+MONTH_UNITS = ("MONTH", "MONTHS", "YEAR", "YEARS")
+"""INTERVAL units: a DATE plus days or months stays a DATE, plus hours or seconds it is a TIMESTAMP."""
+
+TRUNC_UNITS = ("YEAR", "yyyy", "YY", "QUARTER", "MONTH", "mm", "MON", "WEEK")
+DATE_TRUNC_UNITS = (*TRUNC_UNITS, "DAY", "dd", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND")
+FIELD_FUNCTIONS = ("year", "quarter", "month", "day", "dayofmonth", "dayofweek", "dayofyear", "weekofyear")
+EXTRACT_FIELDS = ("YEAR", "QUARTER", "MONTH", "DAY", "WEEK", "DOW", "DOW_ISO", "DOY", "HOUR", "MINUTE")
+"""The units of ``trunc`` and ``date_trunc`` and the INT fields of a DATE or TIMESTAMP the generator reads."""
 
 PRODUCTIONS = {
     "numeric": (("column", 5), ("literal", 1.5), ("aggregate", 4), ("arithmetic", 3), ("divide", 1),
                 ("modulo", 0.7), ("negate", 0.4), ("case", 1), ("simple_case", 0.5), ("coalesce", 0.8),
-                ("cast", 1.2), ("length", 0.4)),
+                ("cast", 1.2), ("length", 0.4), ("date_field", 0.8), ("datediff", 0.4), ("scalar_subquery", 0.8)),
     "string": (("column", 5), ("literal", 1.5), ("aggregate", 2), ("lower", 0.6), ("upper", 0.6),
-               ("substring", 1), ("concat", 1), ("case", 0.6), ("coalesce", 0.6), ("cast", 1.5)),
+               ("substring", 1), ("concat", 1), ("case", 0.6), ("coalesce", 0.6), ("cast", 1.5),
+               ("scalar_subquery", 0.3)),
+    "date": (("column", 5), ("literal", 1.5), ("aggregate", 1.5), ("date_shift", 2), ("interval_shift", 1.5),
+             ("last_day", 0.5), ("truncate", 0.6), ("case", 0.5), ("coalesce", 0.5), ("cast", 0.8),
+             ("scalar_subquery", 0.3)),
+    "timestamp": (("column", 5), ("literal", 1.5), ("aggregate", 1), ("interval_shift", 2), ("truncate", 1),
+                  ("case", 0.4), ("coalesce", 0.4), ("cast", 1)),
     "boolean": (("column", 1), ("literal", 0.2), ("aggregate", 0.6), ("compare", 4), ("null_test", 1.2),
                 ("in_list", 1), ("between", 0.8), ("like", 1), ("and_or", 1.5), ("not", 0.6), ("case", 0.3),
                 ("cast", 0.3)),
@@ -163,6 +188,9 @@ class QueryMaker:
         self._aliases = 0
         self._named_tables: set[str] = set()
         """Tables a FROM has named without an alias: a second reference to one gets an alias."""
+        self._outer: ExprScope | None = None
+        """While a WHERE or a plain SELECT list is made: the columns a subquery in it may correlate with, each
+        with its qualifier (a bare name inside the subquery would name the subquery's own column)."""
 
     # Top level.
 
@@ -179,9 +207,9 @@ class QueryMaker:
             form = "single"
         if form in ("single", "join"):
             count = 1 if form == "single" else self.rng.choice((2, 2, 3))
-            return Made(self.select([self.base() for _ in range(count)])[0])
+            return Made(self.ordered(*self.select([self.base() for _ in range(count)])))
         if form == "setop":
-            return Made(self.setop()[0])
+            return Made(self.ordered(*self.setop()))
         inner_sql, inner = self.inner_query()
         if form == "subquery":
             alias = self._alias("s")
@@ -203,7 +231,28 @@ class QueryMaker:
             else:
                 source = Source(name, self._named(inner, name))
         sources = [source] + ([self.base()] if self.rng.random() < 0.35 else [])
-        return Made(prefix + self.select(sources)[0])
+        sql, outputs = self.select(sources)
+        return Made(self.ordered(prefix + sql, outputs))
+
+    def ordered(self, sql: str, outputs: Sequence[GeneratedExpr]) -> str:
+        """``sql``, a fifth of the time with ``ORDER BY`` some of its exact columns (by name or position, either
+        way, NULLs first or last) and mostly a ``LIMIT`` (a top-k), sometimes an ``OFFSET``: rows tied at the
+        window's edge compare as Spark's order ranks them (``SqlQuery.rank``)."""
+        rng = self.rng
+        usable = [(position, column) for position, column in enumerate(outputs) if column.exact]
+        if not usable or rng.random() >= 0.2:
+            return sql
+        keys = []
+        for position, column in rng.sample(usable, rng.randint(1, len(usable))):
+            named = str(position + 1) if rng.random() < 0.25 else column.sql
+            keys.append(named + rng.choice(("", " ASC", " DESC", " DESC")) +
+                        rng.choice(("", "", " NULLS FIRST", " NULLS LAST")))
+        sql = f"{sql} ORDER BY {', '.join(keys)}"
+        if rng.random() < 0.8:
+            sql += f" LIMIT {rng.choice((0, 1, 1, 2, 3, 3, 5, 8))}"
+            if rng.random() < 0.3:
+                sql += f" OFFSET {rng.randint(1, 3)}"
+        return sql
 
     def inner_query(self) -> tuple[str, list[GeneratedExpr]]:
         """A query to read from: a SELECT over one or two tables, or a set operation."""
@@ -233,11 +282,18 @@ class QueryMaker:
         aggregate or a global one, with output columns ``c0``, ``c1``, ...; ``targets`` fixes the
         families of the outputs (a set operation's later arms)."""
         from_sql, columns = self.from_clause(sources)
+        qualified = ExprScope(tuple(columns))
         if len(sources) == 1 and self.rng.random() < 0.3:
             # One source: its columns named bare (``k``, not ``r1.k``), as the query's only ones.
             columns = [replace(column, sql=column.sql.rpartition(".")[2]) for column in columns]
         plain = ExprScope(tuple(columns))
-        where = f" WHERE {self.predicate(plain, self.rng.randint(0, 2)).sql}" if self.rng.random() < 0.45 else ""
+        conditions = []
+        with self._correlating(qualified):
+            if self.rng.random() < 0.45:
+                conditions.append(self.predicate(plain, self.rng.randint(0, 2)).sql)
+            if self.rng.random() < 0.2:
+                conditions.append(self.subquery_predicate(plain, qualified).sql)
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         mode = self._pick((("plain", 5), ("grouped", 3), ("global", 1.5)))
         keys: list[GeneratedExpr] = []
         group = having = ""
@@ -260,11 +316,12 @@ class QueryMaker:
         families = list(targets) if targets is not None else [
             self._family(scope) for _ in range(self.rng.choice((1, 2, 2, 3, 4)))]
         items = []
-        for position, family in enumerate(families):
-            if mode == "grouped" and targets is None and position < len(keys) and self.rng.random() < 0.7:
-                items.append(keys[position])
-            else:
-                items.append(self.expr(family, scope, self.rng.randint(0, 2), bare=not exact))
+        with self._correlating(qualified if mode == "plain" else None):
+            for position, family in enumerate(families):
+                if mode == "grouped" and targets is None and position < len(keys) and self.rng.random() < 0.7:
+                    items.append(keys[position])
+                else:
+                    items.append(self.expr(family, scope, self.rng.randint(0, 2), bare=not exact))
         distinct = "DISTINCT " if mode == "plain" and all(item.exact for item in items) \
             and self.rng.random() < 0.15 else ""
         listed = ", ".join(f"{item.sql} AS c{position}" for position, item in enumerate(items))
@@ -311,6 +368,84 @@ class QueryMaker:
         facts = self.facts[table.name]
         return Source(sql, tuple(replace(fact, sql=f"{alias}.{fact.sql}") for fact in facts))
 
+    # Subqueries in expressions.
+
+    @contextmanager
+    def _correlating(self, outer: ExprScope | None) -> Iterator[None]:
+        """Expressions made inside may hold a subquery correlated with ``outer`` (none when None)."""
+        saved, self._outer = self._outer, outer
+        try:
+            yield
+        finally:
+            self._outer = saved
+
+    def _inner_source(self) -> Source:
+        """A table for a subquery, under an alias of its own (``x3``), so its columns never capture the outer
+        query's names."""
+        table = self.rng.choice(self.dataset.tables)
+        alias = self._alias("x")
+        return Source(f"{table.name} AS {alias}",
+                      tuple(replace(fact, sql=f"{alias}.{fact.sql}") for fact in self.facts[table.name]))
+
+    def _correlation(self, inner: Source, outer: ExprScope, equalities: bool) -> str:
+        """A subquery's WHERE: none, one or two conditions tying an inner column to an outer one (equalities, or
+        with ``equalities`` False sometimes ``<``, ``>=``, ``<>``), and sometimes a predicate of its own."""
+        rng = self.rng
+        pairs = [(mine, theirs) for mine in inner.columns for theirs in outer.columns
+                 if mine.exact and theirs.exact and _joinable(mine.family, theirs.family)]
+        conditions = []
+        for mine, theirs in rng.sample(pairs, min(len(pairs), rng.choice((0, 1, 1, 1, 2)))):
+            operator = "=" if equalities or rng.random() < 0.6 else rng.choice(("<", ">=", "<>"))
+            conditions.append(f"{mine.sql} {operator} {theirs.sql}")
+        if not conditions or rng.random() < 0.5:
+            conditions.append(self.predicate(ExprScope(inner.columns), rng.randint(0, 1)).sql)
+        return f" WHERE {' AND '.join(conditions)}" if rng.random() < 0.95 else ""
+
+    def subquery_predicate(self, scope: ExprScope, outer: ExprScope) -> GeneratedExpr:
+        """``[NOT] EXISTS (SELECT ...)`` or ``x [NOT] IN (SELECT ...)`` (its column, or an aggregate per
+        group), correlated with ``outer`` or not; ``x`` is an expression over ``scope``. NOT IN correlates by
+        equalities only, as the subset does."""
+        rng = self.rng
+        kind = self._pick((("exists", 1), ("not_exists", 1), ("in", 1.2), ("not_in", 1)))
+        with self._correlating(None):
+            inner = self._inner_source()
+            if kind in ("exists", "not_exists"):
+                where = self._correlation(inner, outer, equalities=rng.random() < 0.7)
+                item = rng.choice(("1", "*", inner.columns[-1].sql))
+                negated = "NOT " if kind == "not_exists" else ""
+                return GeneratedExpr(f"({negated}EXISTS (SELECT {item} FROM {inner.sql}{where}))", "boolean")
+            column = rng.choice([column for column in inner.columns if column.exact])
+            family = rng.choice(("int", "bigint")) if column.family in ("int", "bigint") else column.family
+            probe = self.expr(family, scope, 1)
+            where = self._correlation(inner, outer, equalities=True)
+            item, group = column.sql, ""
+            if rng.random() < 0.2:
+                item, group = f"{rng.choice(('MIN', 'MAX'))}({column.sql})", f" GROUP BY {inner.columns[0].sql}"
+            negated = "NOT " if kind == "not_in" else ""
+            return GeneratedExpr(f"({probe.sql} {negated}IN (SELECT {item} FROM {inner.sql}{where}{group}))",
+                                 "boolean")
+
+    def _scalar_subquery(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """``(SELECT aggregate FROM ... WHERE ...)``, correlated by equalities or not (over no rows: NULL, or 0
+        for a COUNT); or, rarely, an uncorrelated column that may hold two rows, which fails the query."""
+        outer = self._outer
+        if outer is None:
+            return None
+        with self._correlating(None):
+            inner = self._inner_source()
+            if self.rng.random() < 0.1:
+                column = self._column(family, ExprScope(inner.columns), 0, bare=False)
+                if column is None:
+                    return None
+                key = inner.columns[0]
+                where = f" WHERE {key.sql} = {self.literal(key.family, key.values, null=0.0).sql}"
+                return replace(column, sql=f"(SELECT {column.sql} FROM {inner.sql}{where})", values=())
+            value = self._aggregate(family, ExprScope((), inner.columns), depth, bare)
+            if value is None:
+                return None
+            where = self._correlation(inner, outer, equalities=True)
+            return replace(value, sql=f"(SELECT {value.sql} FROM {inner.sql}{where})", values=())
+
     # Expressions.
 
     def expr(self, family: str, scope: ExprScope, depth: int, bare: bool = False) -> GeneratedExpr:
@@ -348,8 +483,14 @@ class QueryMaker:
             value = rng.choice((*DOUBLES, *SPECIAL_DOUBLES, rng.randint(-40, 40) / 4))
         elif family == "string":
             value = rng.choice(STRINGS)
+        elif family == "date":
+            value = rng.choice(DATES)
+        elif family == "timestamp":
+            value = rng.choice(TIMESTAMPS)
         else:
             value = rng.random() < 0.5
+        if family in TEMPORAL and rng.random() < 0.15:  # the text cast, beside the typed literal
+            return GeneratedExpr(f"CAST('{_temporal_text(value)}' AS {SQL_NAMES[family]})", family, values=(value,))
         return literal(value, family)
 
     def _column(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
@@ -479,8 +620,8 @@ class QueryMaker:
         a = self.expr(source, scope, depth - 1)
         if family == "string":
             return GeneratedExpr(f"CAST({a.sql} AS STRING)", "string")
-        if family == "boolean":
-            return GeneratedExpr(f"CAST({a.sql} AS BOOLEAN)", "boolean")
+        if family in ("boolean", *TEMPORAL):
+            return GeneratedExpr(f"CAST({a.sql} AS {SQL_NAMES[family]})", family)
         if a.family == "double" and not a.finite and family != "double":
             return None
         bound = 1.0 if a.family == "boolean" else a.bound
@@ -493,6 +634,71 @@ class QueryMaker:
         if bound >= LIMITS[family]:
             return None
         return GeneratedExpr(f"CAST({a.sql} AS {SQL_NAMES[family]})", family, bound, a.finite)
+
+    def _date_shift(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """``date_add``, ``date_sub`` or ``add_months`` of a DATE by a literal or an INT expression small enough
+        to stay within the years 1..9999 (month ends as Spark keeps them: 2024-01-31 plus a month is 2024-02-29)."""
+        if family != "date":
+            return None
+        rng = self.rng
+        a = self.expr("date", scope, depth - 1)
+        function, largest = rng.choice((("date_add", 1000), ("date_sub", 1000), ("add_months", 100)))
+        amount = self.expr("int", scope, depth - 1) if rng.random() < 0.35 else None
+        if amount is None or amount.bound > largest:
+            amount = literal(rng.randint(-largest // 10, largest // 4), "int")
+        return GeneratedExpr(f"{function}({a.sql}, {amount.sql})", "date")
+
+    def _interval_shift(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """A DATE or TIMESTAMP plus or minus an INTERVAL: days or months keep a DATE, hours or seconds make it a
+        TIMESTAMP; either unit syntax (``INTERVAL '3' DAY``, ``INTERVAL 3 DAYS``), and ``YEAR TO MONTH`` and
+        ``DAY TO SECOND`` spans."""
+        rng = self.rng
+        if family == "date":
+            a = self.expr("date", scope, depth - 1)
+            units = DAY_UNITS + MONTH_UNITS
+        else:
+            a = self.expr(rng.choice(TEMPORAL), scope, depth - 1)
+            units = TIME_UNITS + (DAY_UNITS + MONTH_UNITS if a.family == "timestamp" else ())
+        span = rng.random()
+        if span < 0.15:
+            interval = f"INTERVAL '{rng.randint(0, 3)}-{rng.randint(0, 11)}' YEAR TO MONTH"
+        elif span < 0.3 and family == "timestamp":
+            interval = (f"INTERVAL '{rng.randint(0, 40)} {rng.randint(0, 23):02}:{rng.randint(0, 59):02}:"
+                        f"{rng.randint(0, 59):02}.{rng.randint(0, 999999):06}' DAY TO SECOND")
+        else:
+            unit = rng.choice(units)
+            amount = rng.randint(1, 40) if not unit.startswith("YEAR") else rng.randint(1, 3)
+            interval = f"INTERVAL '{amount}' {unit.rstrip('S')}" if rng.random() < 0.5 else \
+                f"INTERVAL {amount} {unit}"
+        return GeneratedExpr(f"({a.sql} {rng.choice('+-')} {interval})", family)
+
+    def _last_day(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        return GeneratedExpr(f"last_day({self.expr('date', scope, depth - 1).sql})", "date")
+
+    def _truncate(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        """``trunc(date, unit)`` (a DATE) or ``date_trunc(unit, date or timestamp)`` (a TIMESTAMP)."""
+        rng = self.rng
+        if family == "date":
+            return GeneratedExpr(f"trunc({self.expr('date', scope, depth - 1).sql}, '{rng.choice(TRUNC_UNITS)}')",
+                                 "date")
+        a = self.expr(rng.choice(TEMPORAL), scope, depth - 1)
+        return GeneratedExpr(f"date_trunc('{rng.choice(DATE_TRUNC_UNITS)}', {a.sql})", "timestamp")
+
+    def _date_field(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """An INT field of a DATE or TIMESTAMP: ``year(x)`` and the other field functions, or ``EXTRACT``."""
+        if family != "int":
+            return None
+        rng = self.rng
+        a = self.expr(rng.choice(TEMPORAL), scope, depth - 1)
+        if rng.random() < 0.5:
+            return GeneratedExpr(f"{rng.choice(FIELD_FUNCTIONS)}({a.sql})", "int", 9999)
+        return GeneratedExpr(f"EXTRACT({rng.choice(EXTRACT_FIELDS)} FROM {a.sql})", "int", 9999)
+
+    def _datediff(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        if family != "int":
+            return None
+        a, b = (self.expr("date", scope, depth - 1) for _ in range(2))
+        return GeneratedExpr(f"datediff({a.sql}, {b.sql})", "int", 3_700_000)
 
     def _length(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
         if family != "int":
@@ -520,10 +726,12 @@ class QueryMaker:
 
     def _compare(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
         rng = self.rng
-        kind = self._family(scope, (*NUMERIC, "string", "string", "boolean"))
+        kind = self._family(scope, (*NUMERIC, "string", "string", "boolean", *TEMPORAL))
         kind = "numeric" if kind in NUMERIC else kind
         left = self._family(scope, NUMERIC) if kind == "numeric" else kind
         right = (left if rng.random() < 0.6 else rng.choice(NUMERIC)) if kind == "numeric" else kind
+        if kind in TEMPORAL and rng.random() < 0.2:
+            right = rng.choice(TEMPORAL)  # a DATE beside a TIMESTAMP is read as its midnight
         a = self.expr(left, scope, depth - 1)
         b = self.literal(right, a.values) if rng.random() < 0.5 else self.expr(right, scope, depth - 1)
         return GeneratedExpr(f"({a.sql} {rng.choice(COMPARISONS)} {b.sql})", "boolean")
@@ -541,7 +749,7 @@ class QueryMaker:
         return GeneratedExpr(f"({a.sql} {negated}IN ({', '.join(items)}))", "boolean")
 
     def _between(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
-        kind = self._family(scope, (*NUMERIC, "string"))
+        kind = self._family(scope, (*NUMERIC, "string", *TEMPORAL))
         a = self.expr(kind, scope, depth - 1)
         low, high = (self.literal(kind, a.values, null=0.02) for _ in range(2))
         negated = "NOT " if self.rng.random() < 0.3 else ""
@@ -631,7 +839,7 @@ class QueryMaker:
             return GeneratedExpr(f"SUM(CAST({a.sql} AS BIGINT) * {factor})", "bigint")
         if option == "parse":
             a = rng.choice([column for column in columns if column.family == "string"])
-            target = rng.choice(("INT", "BIGINT", "DOUBLE", "DECIMAL(6,2)", "BOOLEAN"))
+            target = rng.choice(("INT", "BIGINT", "DOUBLE", "DECIMAL(6,2)", "BOOLEAN", "DATE", "TIMESTAMP"))
             return GeneratedExpr(f"CAST({a.sql} AS {target})", family_of(target))
         if option == "double_cast":
             a = rng.choice([column for column in columns if column.family == "double"])
@@ -729,6 +937,8 @@ def literal(value: Any, family: str) -> GeneratedExpr:
         return GeneratedExpr("TRUE" if value else "FALSE", family)
     if family == "string":
         return GeneratedExpr(f"'{value}'", family, values=(value,))
+    if family in TEMPORAL:
+        return GeneratedExpr(f"{SQL_NAMES[family]} '{_temporal_text(value)}'", family, values=(value,))
     if family == "double":
         value = float(value)
         if math.isnan(value):
@@ -754,12 +964,21 @@ def _literal_ok(value: Any, family: str) -> bool:
         return isinstance(value, str) and "'" not in value and "\\" not in value
     if family == "boolean":
         return isinstance(value, bool)
+    if family == "date":
+        return isinstance(value, date) and not isinstance(value, datetime)
+    if family == "timestamp":
+        return isinstance(value, datetime)
     if family in ("int", "bigint"):
         return isinstance(value, int) and not isinstance(value, bool) and \
             abs(value) <= (2**31 - 1 if family == "int" else 2**62)
     if family == "decimal":
         return isinstance(value, Decimal)
     return isinstance(value, float)
+
+
+def _temporal_text(value: date) -> str:
+    """A DATE's or TIMESTAMP's text as Spark reads it: ``2024-01-31``, ``2024-01-31 23:59:59.999999``."""
+    return value.isoformat(sep=" ") if isinstance(value, datetime) else value.isoformat()
 
 
 def _parenthesized(text: str) -> str:
@@ -860,6 +1079,18 @@ CONSTRUCTS = {
     "EXCEPT ALL": r"\bEXCEPT ALL\b", "INTERSECT": r"\bINTERSECT (?!ALL)", "INTERSECT ALL": r"\bINTERSECT ALL\b",
     "subquery in FROM": r"FROM \(SELECT", "WITH": r"^WITH (?!RECURSIVE)", "WITH RECURSIVE": r"^WITH RECURSIVE",
     "recursive UNION": r"^WITH RECURSIVE .* UNION (?!ALL)",
+    "DATE literal": r"\bDATE '", "TIMESTAMP literal": r"\bTIMESTAMP '", "CAST to DATE": r"AS DATE\)",
+    "CAST to TIMESTAMP": r"AS TIMESTAMP\)", "INTERVAL days": r"INTERVAL '?\d+'? DAYS?\b",
+    "INTERVAL months": r"INTERVAL '?\d+'? (MONTH|YEAR)S?\b", "INTERVAL hours": r"INTERVAL '?\d+'? (HOUR|MINUTE|SECOND)",
+    "YEAR TO MONTH": r"YEAR TO MONTH", "DAY TO SECOND": r"DAY TO SECOND", "date_add": r"\bdate_add\(",
+    "date_sub": r"\bdate_sub\(", "add_months": r"\badd_months\(", "datediff": r"\bdatediff\(",
+    "last_day": r"\blast_day\(", "trunc": r"\btrunc\(", "date_trunc": r"\bdate_trunc\(",
+    "EXTRACT": r"\bEXTRACT\(", "EXISTS": r"(?<!NOT )EXISTS \(", "NOT EXISTS": r"NOT EXISTS \(",
+    "field functions": r"\b(year|quarter|month|day|dayofmonth|dayofweek|dayofyear|weekofyear)\(",
+    "IN (subquery)": r"(?<!NOT) IN \(SELECT ", "NOT IN (subquery)": r" NOT IN \(SELECT ",
+    "correlated subquery": r"\bx\d+\.\w+ (=|<|>=|<>) (?!x\d)[a-z]\w*\.\w+",
+    "scalar subquery": r"[=<>(,] \(SELECT (?!.* IN \(SELECT)", "ORDER BY": r"\bORDER BY\b", "LIMIT": r"\bLIMIT \d",
+    "OFFSET": r"\bOFFSET \d", "ORDER BY position": r"ORDER BY (.*, )?\d", "NULLS LAST": r"NULLS LAST",
 }
 """Each construct of the subset and a pattern that finds it in a generated query: ``coverage`` counts them."""
 

@@ -64,7 +64,11 @@ def reproducer(case: FuzzCase, outcome: Outcome, name: str) -> str:
         f"    {as_source(answer.error)},  # version {version}\n" if answer.error is not None else
         f"    [  # version {version}\n" + "".join(f"        {as_source(row)},\n" for row in answer.rows) + "    ],\n"
         for version, answer in enumerate(outcome.answers))
-    decimal = "from decimal import Decimal\n\n" if "Decimal(" in versions + listed else ""
+    written = versions + listed
+    temporal = ", ".join(name for name in ("date", "datetime") if f"{name}(" in written)
+    standard = "".join(line for line, used in ((f"from datetime import {temporal}\n", temporal),
+                                               ("from decimal import Decimal\n", "Decimal(" in written)) if used)
+    standard += "\n" if standard else ""
     pieces = textwrap.wrap(case.text, 100, drop_whitespace=False)
     text = "(\n" + "".join(f"    {piece!r}\n" for piece in pieces) + ")" if "".join(pieces) == case.text \
         else repr(case.text)
@@ -80,7 +84,7 @@ The query:
 {query}
 """
 
-{decimal}{imports}
+{standard}{imports}
 
 TABLES = [
 {tables}]
@@ -114,6 +118,7 @@ def replay(tables: Sequence[Table], history: Sequence[Sequence[Update]], query: 
         AssertionError: naming the version and how ours differs.
     """
     compiled = compile_sql(query, {table.name: table for table in tables}, name="reproducer")
+    rank = compiled.rank
     if types is not None:
         assert tuple(compiled.types) == tuple(types), f"types: expected {list(types)}, final/ {list(compiled.types)}"
     ours = Ours(compiled)
@@ -125,7 +130,7 @@ def replay(tables: Sequence[Table], history: Sequence[Sequence[Update]], query: 
             assert mine.error is not None, f"version {version}: Spark raises {expected}; final/ does not"
             return
         assert mine.error is None, f"version {version}: final/ raises {mine.error}; Spark does not"
-        differing = same_rows(expected, snapshot, tolerant_columns(query, types))
+        differing = same_rows(expected, snapshot, tolerant_columns(query, types), rank)
         assert not differing, f"version {version}: {describe(differing, limit=10)}"
 
 
