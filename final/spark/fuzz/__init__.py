@@ -12,7 +12,8 @@ a reference, and comparing the answers. This package does that for
 - ``engines``: the case's query answered by Spark SQL from scratch (the
   pipeline's ``truth.over``, as ``run`` and ``verify`` ask it), by SQLite
   for recursive queries, and by ``final/`` incrementally;
-- ``compare``: answers compared as multisets of exactly typed values;
+- ``compare``: answers compared as multisets of exactly typed values (a
+  top-k's ties at its cut as the pipeline compares them);
 - ``check``: one case checked at every version, and how it went;
 - ``shrink``: a differing case made small while it differs the same way;
 - ``reproduce``: that case as a pytest file replaying it without Spark;
