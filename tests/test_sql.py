@@ -218,6 +218,29 @@ CONSTRUCTS = {
         "CAST(d AS DECIMAL(32,10)) + 0.0000000049 > CAST(d AS DECIMAL(38,8)), "
         "CAST(d AS DECIMAL(32,10)) + 0.0000000049 IN (CAST(d AS DECIMAL(38,8))) FROM a UNION ALL "
         "SELECT k, CAST(123456789012345678901234567890.12 AS DECIMAL(32,2)), NULL, NULL, NULL FROM b"),
+    "row_number, rank and dense_rank": "SELECT k, v, s, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC), "
+                                       "RANK() OVER (ORDER BY v), DENSE_RANK() OVER (ORDER BY v NULLS LAST), "
+                                       "ROW_NUMBER() OVER (ORDER BY v, k) FROM a",
+    "the top row per group": "SELECT k, v, s FROM (SELECT k, v, s, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC "
+                             "NULLS LAST) AS rn FROM a) AS t WHERE rn = 1",
+    "the top two per group by QUALIFY": "SELECT k, v, d FROM a QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY v "
+                                        "DESC NULLS LAST) <= 2",
+    "the latest row per key": "SELECT id, d FROM (SELECT id, d, ROW_NUMBER() OVER (PARTITION BY year(d) ORDER BY ts "
+                              "DESC) AS rn FROM t) AS x WHERE rn = 1",
+    "running sums and windowed aggregates": "SELECT k, v, SUM(v) OVER (PARTITION BY k ORDER BY v), SUM(d) OVER "
+                                            "(PARTITION BY k ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT "
+                                            "ROW), COUNT(*) OVER (PARTITION BY k), COUNT(s) OVER (ORDER BY v, k), "
+                                            "AVG(d) OVER (PARTITION BY k ORDER BY v), AVG(v) OVER (), MIN(s) OVER "
+                                            "(ORDER BY v, k), MAX(x) OVER (PARTITION BY b) FROM a",
+    "lag and lead": "SELECT k, v, LAG(v) OVER (PARTITION BY k ORDER BY v), LEAD(v, 1, -1) OVER (PARTITION BY k "
+                    "ORDER BY v), LAG(s, 2, 'none') OVER (ORDER BY v, k), LEAD(d, 2) OVER (ORDER BY v DESC, k), "
+                    "LAG(v, 1, 2.5) OVER (ORDER BY v, k) FROM a",
+    "first and last values": "SELECT k, v, FIRST_VALUE(s) OVER (PARTITION BY k ORDER BY v), LAST_VALUE(s) OVER "
+                             "(PARTITION BY k ORDER BY v), LAST_VALUE(v) OVER (PARTITION BY k ORDER BY v ROWS BETWEEN "
+                             "UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING), FIRST_VALUE(d) OVER (ORDER BY v DESC NULLS "
+                             "LAST, k) FROM a",
+    "windows over a GROUP BY": "SELECT k, SUM(v) AS total, RANK() OVER (ORDER BY SUM(v) DESC NULLS LAST), "
+                               "SUM(SUM(v)) OVER (), COUNT(*) OVER (ORDER BY k) FROM a GROUP BY k",
     "union all recursion on a DAG": "WITH RECURSIVE r(n, depth) AS (SELECT src, 0 FROM e WHERE src = 1 UNION ALL "
                                     "SELECT e.dst, r.depth + 1 FROM r JOIN e ON r.n = e.src) SELECT n, depth FROM r",
 }
@@ -294,7 +317,15 @@ def test_recursive_queries_agree_with_sqlite_at_every_version(case):
 
 
 REFUSALS = {
-    "SELECT k, ROW_NUMBER() OVER (ORDER BY k) FROM a": (1, 11, "a window function (OVER)"),
+    "SELECT k FROM a WHERE ROW_NUMBER() OVER (ORDER BY k) = 1": (1, 23, "a window function is not allowed in WHERE"),
+    "SELECT k, ROW_NUMBER() OVER (PARTITION BY k) FROM a": (1, 11, "row_number() needs an ORDER BY"),
+    "SELECT k, NTILE(2) OVER (ORDER BY k) FROM a": (1, 11, "the window function NTILE() is not in the subset"),
+    "SELECT SUM(v) OVER (ORDER BY k ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM a": (
+        1, 32, "the frame ROWS BETWEEN 1 PRECEDING AND CURRENT ROW is not in the subset"),
+    "SELECT COUNT(DISTINCT v) OVER () FROM a": (1, 8, "COUNT(DISTINCT ...) OVER (...) is not in Spark SQL"),
+    "SELECT k, LAG(k, 1, 'x') OVER (ORDER BY v) FROM a": (1, 21, "lag()'s default 'x' does not cast to int"),
+    "SELECT SUM(v) OVER w FROM a WINDOW w AS (PARTITION BY k)": (1, 36, "WINDOW (a named window)"),
+    "SELECT LAST_VALUE(v) IGNORE NULLS OVER (ORDER BY k) FROM a": (1, 8, "IGNORE NULLS is not in the subset"),
     "SELECT k FROM a LIMIT 3": (1, 17, "LIMIT or OFFSET without ORDER BY"),
     "SELECT id, current_date() FROM t": (1, 12, "current_date() depends on when it runs"),
     "SELECT id FROM t WHERE d < now()": (1, 28, "now() depends on when it runs"),

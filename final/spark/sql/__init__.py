@@ -326,7 +326,7 @@ def explain(query: SqlQuery) -> str:
         lines += ["bound plan:", *query.bound.explain(1)]
         lines.append(f"rules that changed it: {', '.join(query.rules) or 'none'}")
         lines += ["plan lowered to the dataflow:", *query.plan.explain(1)]
-        if any(isinstance(step, (Sort, TopK)) for step in nodes(query.plan)):
+        if any(isinstance(step, Sort) or (isinstance(step, TopK) and not step.partition) for step in nodes(query.plan)):
             lines.append("note: the result is kept as a multiset; ORDER BY is the order to read it in")
     return "\n".join(lines)
 

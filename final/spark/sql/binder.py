@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from . import windows
 from .errors import SqlError, refuse
 from .expressions import Expressions, conjunction, construct, converted, field_at
 from .logical import (
@@ -41,6 +42,8 @@ from .logical import (
     Sort,
     SortKey,
     TopK,
+    Window,
+    WindowCall,
     produced,
     reads,
 )
@@ -55,7 +58,7 @@ def clause_text(node: exp.Expression | None, prefix: str = "") -> str:
 
 
 UNSUPPORTED_CLAUSES = {
-    "qualify": "QUALIFY", "windows": "WINDOW", "laterals": "LATERAL VIEW",
+    "windows": "WINDOW (a named window)", "laterals": "LATERAL VIEW",
     "pivots": "PIVOT", "cluster": "CLUSTER BY", "distribute": "DISTRIBUTE BY", "sort": "SORT BY",
     "into": "INTO", "prewhere": "PREWHERE", "connect": "CONNECT BY", "match": "MATCH_RECOGNIZE",
 }
@@ -187,12 +190,66 @@ class Binder:
             plan, compiler = self.aggregate(plan, node, group, having, ctes, outer)
         else:
             compiler = self._expressions(plan.fields, "in this SELECT list", outer, ctes)
+        qualify = node.args.get("qualify")
+        found = [window for item in [*items, *([qualify] if qualify else [])] for window in item.find_all(exp.Window)]
+        if found:
+            plan, compiler = self.windows(plan, found, compiler)
+        if qualify is not None:
+            plan = Filter(plan, self._qualified(plan, items, compiler).boolean(qualify.this),
+                          clause_text(qualify.this, "QUALIFY "))
         exprs, fields = self.select_list(items, plan.fields, compiler)
         clause = clause_text(exp.Select(expressions=node.expressions))
         if distinct is not None:
             projected = Distinct(Project(plan, exprs, fields, clause), "SELECT DISTINCT")
             return self._ordered(projected, node, None)
         return self._ordered(Project(plan, exprs, fields, clause), node, compiler)
+
+    def windows(self, plan: Plan, found: list[exp.Window], compiler: Expressions) -> tuple[Plan, Expressions]:
+        """A ``Window`` step for each PARTITION BY and ORDER BY the window functions ``found`` use, one over the
+        other, and the binder for the SELECT list that reads each function's value from its step."""
+        steps: dict[str, tuple[windows.Spec, list[WindowCall], list[str], exp.Window]] = {}
+        for node in found:
+            text = node.sql(dialect="spark").lower()
+            if any(text in texts for _, _, texts, _ in steps.values()):
+                continue
+            spec, call = windows.bind(node, compiler, lambda inner, scope: self._aggregation(inner, scope, True))
+            key = f"{[str(part) for part in spec[0]]} {[str(key) for key in spec[1]]}"
+            steps.setdefault(key, (spec, [], [], node))
+            steps[key][1].append(call)
+            steps[key][2].append(text)
+        values: dict[str, Field] = {}
+        for (partition, order), calls, texts, first in steps.values():
+            added = [Field(None, f"window {len(values) + position}", call.type) for position, call in enumerate(calls)]
+            values.update(zip(texts, added, strict=True))
+            over = first.copy()
+            over.set("this", exp.Star())
+            clause = clause_text(None, over.sql(dialect="spark").replace("* OVER", "OVER", 1))
+            plan = Window(plan, list(partition), list(order), calls, [*plan.fields, *added], clause)
+        around = compiler.replace
+
+        def replace(expression: exp.Expression) -> Scalar | None:
+            if isinstance(expression, exp.Window):
+                return Ref(values[expression.sql(dialect="spark").lower()])
+            return around(expression) if around is not None else None
+
+        return plan, Expressions(plan.fields, replace, where=compiler.where, outer=compiler.outer,
+                                 subquery=compiler.subquery)
+
+    @staticmethod
+    def _qualified(plan: Plan, items: list[exp.Expression], compiler: Expressions) -> Expressions:
+        """The binder for QUALIFY: the SELECT list's binder, where a name that is no column of the rows is a
+        SELECT item's alias (``QUALIFY rn = 1``), as in Spark."""
+        aliases = {item.alias.lower(): item.this for item in items if isinstance(item, exp.Alias)}
+        around = compiler.replace
+
+        def replace(expression: exp.Expression) -> Scalar | None:
+            if isinstance(expression, exp.Column) and not expression.table and not _resolves(expression, plan.fields):
+                alias = aliases.get(expression.name.lower())
+                if alias is not None:
+                    return compiler.bind(alias)
+            return around(expression) if around is not None else None
+
+        return Expressions(plan.fields, replace, where="in QUALIFY", outer=compiler.outer, subquery=compiler.subquery)
 
     def _expressions(self, fields: Sequence[Field], where: str, outer: Scopes, ctes: Mapping[str, Cte],
                      replace: Callable[[exp.Expression], Scalar | None] | None = None) -> Expressions:
@@ -420,7 +477,9 @@ class Binder:
             raise refuse(item, "GROUP BY cannot hold an aggregate")
         return item
 
-    def _aggregation(self, call: exp.AggFunc, arguments: Expressions) -> AggregateCall:
+    def _aggregation(self, call: exp.AggFunc, arguments: Expressions, window: bool = False) -> AggregateCall:
+        """``call`` bound over ``arguments``; in a ``window`` (``SUM(SUM(x)) OVER ()``) its argument may read the
+        GROUP BY's aggregates, which ``arguments`` then binds."""
         if not isinstance(call, (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)):
             raise refuse(call, f"the aggregate {call.sql_name()}() is not in the subset (COUNT, SUM, AVG, MIN and "
                                f"MAX are)")
@@ -436,7 +495,7 @@ class Binder:
             return AggregateCall("count", None, False, BIGINT, text)
         if isinstance(call, exp.Count) and call.expressions:
             raise refuse(call, "COUNT of several expressions is not in the subset")
-        if _aggregates(inner):
+        if _aggregates(inner) and not window:
             raise refuse(call, "an aggregate inside an aggregate is not SQL")
         argument = arguments.bind(inner)
         if isinstance(call, exp.Count):
@@ -510,13 +569,22 @@ def _matches_any(column: exp.Column, fields: Sequence[Field]) -> bool:
 
 
 def _aggregates(node: exp.Expression) -> list[exp.AggFunc]:
-    """The aggregate calls in ``node``, not looking into subqueries (theirs are their own)."""
+    """The aggregate calls in ``node``, not looking into subqueries (theirs are their own); a window function's
+    own aggregate (``SUM(x) OVER (...)``) is not one, an aggregate inside it (``SUM(SUM(x)) OVER``) is."""
     found = []
     for inner in node.walk(prune=lambda n: isinstance(n, (exp.Subquery, exp.Exists)) or (
             isinstance(n, exp.Select) and n is not node)):
-        if isinstance(inner, exp.AggFunc):
+        if isinstance(inner, exp.AggFunc) and not _windowed(inner):
             found.append(inner)
     return found
+
+
+def _windowed(call: exp.Expression) -> bool:
+    """Whether ``call`` is a window function's own (under its OVER, perhaps wrapped in IGNORE/RESPECT NULLS)."""
+    parent = call.parent
+    if isinstance(parent, (exp.IgnoreNulls, exp.RespectNulls)):
+        call, parent = parent, parent.parent
+    return isinstance(parent, exp.Window) and call.arg_key == "this"
 
 
 def _same(node: exp.Expression, grouped: exp.Expression, fields: list[Field]) -> bool:

@@ -81,7 +81,7 @@ def _matches(fields: Sequence[Field], node: exp.Column) -> list[int]:
 
 
 NAMES = {
-    exp.Window: "a window function (OVER)", exp.Exists: "EXISTS (subquery)",
+    exp.Exists: "EXISTS (subquery)",
     exp.Subquery: "a subquery in an expression",
     exp.Rollup: "GROUP BY ROLLUP", exp.Cube: "GROUP BY CUBE", exp.GroupingSets: "GROUP BY GROUPING SETS",
     exp.ILike: "ILIKE", exp.Nullif: "NULLIF", exp.RegexpLike: "RLIKE", exp.Anonymous: "this function",
@@ -211,6 +211,9 @@ class Expressions:
         if isinstance(node, exp.AggFunc):
             raise refuse(node, f"{node.sql_name()}() is an aggregate: it belongs in a SELECT list or HAVING with "
                                f"GROUP BY, not {self.where}")
+        if kind is exp.Window:
+            raise refuse(node, f"a window function is not allowed {self.where}: Spark computes them after WHERE, "
+                               f"GROUP BY and HAVING; filter on one with QUALIFY, or in a query around this one")
         raise refuse(node, f"{construct(node)} is not in the SQL subset final/ compiles (see the README's "
                            f"'Your own SQL')")
 

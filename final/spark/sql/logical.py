@@ -378,25 +378,105 @@ class Sort(Plan):
 class TopK(Plan):
     """ORDER BY ``keys`` LIMIT ``limit`` OFFSET ``offset``: the rows ranked ``offset`` to ``offset + limit - 1``
     in that order, kept up to date by ``top_k`` (a change moves only the rows at the cut). Rows equal in every
-    key are ranked by the whole row, so the result is determined; Spark's order of such ties is unstated."""
+    key are ranked by the whole row, so the result is determined; Spark's order of such ties is unstated.
+    With a ``partition`` (a window's rank filtered, ``rules/window_top_k``), each partition has its own window."""
 
     child: Plan
     keys: list[SortKey]
     limit: int | None
     offset: int
     clause: str
+    partition: list[Scalar] = field(default_factory=list)
 
     @property
     def fields(self) -> list[Field]:  # type: ignore[override]
         return self.child.fields
 
     def expressions(self) -> list[Scalar]:
-        return [key.expression for key in self.keys]
+        return [*self.partition, *(key.expression for key in self.keys)]
 
     def describe(self) -> str:
         window = f"limit {self.limit}" if self.limit is not None else "no limit"
         keys = ", ".join(str(key) for key in self.keys) or "the whole row"
-        return f"top-k by {keys}, {window}, offset {self.offset} (top_k: a change moves the rows at the cut)"
+        per = f" per partition by {shown(self.partition)}" if self.partition else ""
+        return (f"top-k by {keys}, {window}, offset {self.offset}{per} (top_k: a change moves the rows at the "
+                f"cut)")
+
+
+@dataclass(frozen=True, eq=False)
+class WindowCall:
+    """One window function: ``function`` of ``argument`` over the rows of the current row's partition.
+
+    ``function`` is a ranking one (row_number, rank, dense_rank), an offset
+    one (lag, lead: the row ``offset`` places before or after, else
+    ``default``), a value one (first_value, last_value) or an aggregate
+    (``aggregate``: count, sum, avg, min, max as GROUP BY has them). ``frame``
+    is the rows the value and aggregate functions see: ``partition`` (all of
+    them), ``rows`` (from the first to the current row) or ``range`` (to the
+    current row and every row equal to it in the ORDER BY: its peers).
+    """
+
+    function: str
+    argument: Scalar | None
+    type: SqlType
+    text: str
+    frame: str = "partition"
+    offset: int = 1
+    default: Scalar | None = None
+    aggregate: AggregateCall | None = None
+
+    def __str__(self) -> str:
+        inner = "" if self.argument is None else str(self.argument)
+        if self.function in ("lag", "lead"):
+            return f"{self.function}({inner}, {self.offset}" + (
+                f", {self.default})" if self.default is not None else ")")
+        if self.function in ("row_number", "rank", "dense_rank"):
+            return f"{self.function}()"
+        frame = {"partition": "the partition", "rows": "the rows to the current one",
+                 "range": "the rows to the current one and its peers"}[self.frame]
+        shown_call = self.aggregate if self.aggregate is not None else f"{self.function}({inner})"
+        return f"{shown_call} over {frame}"
+
+    @property
+    def prefix(self) -> bool:
+        """Whether the value depends only on the rows up to the current one in the partition's order (so the
+        first k rows have the same values over the first k alone)."""
+        return self.function in ("row_number", "rank", "dense_rank", "lag") or (
+            self.function in ("first_value", "last_value", "aggregate") and self.frame == "rows") or (
+            self.function == "first_value")
+
+
+@dataclass(eq=False)
+class Window(Plan):
+    """Window functions: each row of ``child`` with ``calls``' values over its partition (the rows equal in
+    ``partition``), ordered by ``order``.
+
+    Kept up to date as a reduction per partition: a change to a partition of
+    n rows sorts its rows again and recomputes its values, O(n log n), and
+    changes only its rows whose values moved (an insert at the front of an
+    ordered partition moves every ROW_NUMBER after it, as it must). Rows
+    equal in every ORDER BY key are ordered by the whole row, so ROW_NUMBER
+    and LAG are determined; Spark orders such ties in no stated way.
+    """
+
+    child: Plan
+    partition: list[Scalar]
+    order: list[SortKey]
+    calls: list[WindowCall]
+    fields: list[Field]
+    clause: str
+
+    def expressions(self) -> list[Scalar]:
+        return [*self.partition, *(key.expression for key in self.order),
+                *(part for call in self.calls for part in (call.argument, call.default) if part is not None)]
+
+    def describe(self) -> str:
+        by = f" by {shown(self.partition)}" if self.partition else " over all rows"
+        ordered = f", ordered by {', '.join(str(key) for key in self.order)}" if self.order else ""
+        cost = "a change sorts its n rows again, O(n log n)"
+        if isinstance(self.child, TopK) and self.child.partition:
+            cost = f"over the top-k's first {self.child.limit} rows: a change sorts those again"
+        return f"window {', '.join(str(call) for call in self.calls)}{by}{ordered} (a reduce per partition: {cost})"
 
 
 @dataclass(eq=False)

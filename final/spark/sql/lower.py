@@ -34,7 +34,9 @@ from fractions import Fraction
 from functools import total_ordering
 from typing import Any
 
+from ...errors import RecordError
 from ..sqlfloat import NAN
+from . import windows
 from .errors import SqlRuntimeError
 from .expressions import conjunction
 from .logical import (
@@ -56,6 +58,7 @@ from .logical import (
     Sort,
     SortKey,
     TopK,
+    Window,
 )
 from .scalar import Call, Field, Ref, Scalar, conjuncts, evaluator, ids
 from .types import BIGINT, DOUBLE, SqlType, checked_decimal, checked_integral, decimal_quotient, decimal_result
@@ -540,7 +543,7 @@ def sort_key(keys: Sequence[SortKey], fields: Sequence[Field], whole_row: bool =
 def rank_of(plan: Plan) -> Callable[[tuple], tuple] | None:
     """For a query that ends in a top-k whose ORDER BY keys are among its columns: a result row's place in that
     order, without the whole row that breaks ties here (Spark breaks them in no stated order). None otherwise."""
-    if not isinstance(plan, TopK):
+    if not isinstance(plan, TopK) or plan.partition:
         return None
     own = {f.id for f in plan.fields}
     if not all(ids(key.expression) <= own for key in plan.keys):
@@ -551,7 +554,8 @@ def rank_of(plan: Plan) -> Callable[[tuple], tuple] | None:
 def _top_k(plan: TopK, env: Env) -> Any:
     rows = lower(plan.child, env)
     order = naming_row(sort_key(plan.keys, plan.child.fields))
-    window = rows.map(lambda row: ((), row)).top_k(plan.limit, plan.offset, order)
+    parts = [compiled(scalar, plan.child.fields) for scalar in plan.partition]
+    window = rows.map(lambda row: (tuple([fn(row) for fn in parts]), row)).top_k(plan.limit, plan.offset, order)
     return window.map(operator.itemgetter(1))
 
 
@@ -565,9 +569,50 @@ def _at_most_one(plan: AtMostOne, env: Env) -> Any:
     return lower(plan.child, env).map(lambda row: ((), row)).reduce(single).map(operator.itemgetter(1))
 
 
+def _window(plan: Window, env: Env) -> Any:
+    """A reduce per partition: its rows (each copy of a repeated row apart, as ROW_NUMBER counts them) sorted by
+    the ORDER BY, then the whole row; each call's values computed over them (``windows.column``); each row out
+    with its values appended."""
+    rows = lower(plan.child, env)
+    inputs = plan.child.fields
+    parts = [compiled(scalar, inputs) for scalar in plan.partition]
+    order = sort_key(plan.order, inputs)
+    peer = sort_key(plan.order, inputs, whole_row=False)
+
+    def maybe(scalar: Scalar | None) -> Callable[[tuple], Any] | None:
+        return compiled(scalar, inputs) if scalar is not None else None
+
+    columns = [windows.column(call, maybe(call.argument), maybe(call.default),
+                              aggregation(call.aggregate, maybe(call.aggregate.argument)) if call.aggregate else None)
+               for call in plan.calls]
+
+    def partition(values: list[tuple[tuple, int]]) -> list[tuple[tuple, int]]:
+        copies: list[tuple] = []
+        for row, multiplicity in values:
+            if multiplicity < 0:
+                raise RecordError(f"a window function ranks rows, but the row {row!r} has multiplicity "
+                                  f"{multiplicity}; feed it collections whose multiplicities are not negative")
+            copies += [row] * multiplicity
+        copies.sort(key=order)
+        places = [peer(row) for row in copies]
+        peers = [0] * len(copies)
+        for position in range(1, len(copies)):
+            peers[position] = peers[position - 1] + (places[position] != places[position - 1])
+        computed = [column(copies, peers) for column in columns]
+        out: dict[tuple, int] = {}
+        for position, row in enumerate(copies):
+            extended = (*row, *(values[position] for values in computed))
+            out[extended] = out.get(extended, 0) + 1
+        return list(out.items())
+
+    return rows.map(lambda row: (tuple([fn(row) for fn in parts]), row)).reduce(partition).map(
+        operator.itemgetter(1))
+
+
 LOWERINGS: dict[type, Callable[[Any, Env], Any]] = {
     Scan: _scan, One: _one, Rename: _rename, Project: _project, Filter: _filter, Distinct: _distinct, Sort: _sort,
     Join: _join, MultiJoin: _multi_join, Aggregate: _aggregate, SetOperation: _set_operation,
     RecursiveReference: _recursive_reference, Recursive: _recursive, TopK: _top_k, AtMostOne: _at_most_one,
+    Window: _window,
 }
 """The one function that builds each kind of node."""

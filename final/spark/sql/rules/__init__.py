@@ -16,9 +16,12 @@ sqlglot's optimizer states its ``RULES``:
 3. ``push_down``: WHERE's conjuncts move to the inputs they read, and
    those that read two sides of a join become its condition (a comma join
    becomes an equi-join, not every pair);
-4. ``prune``: what each join arranges, and what each SELECT computes, are
+4. ``window_top_k``: a window's ROW_NUMBER kept to its first k rows
+   (``WHERE rn = 1``) is computed over a top-k per partition, which
+   ``push_down`` has put the filter right above;
+5. ``prune``: what each join arranges, and what each SELECT computes, are
    only the columns read above it;
-5. ``delta_join``: three inputs joined by inner equi-joins become one
+6. ``delta_join``: three inputs joined by inner equi-joins become one
    delta join (003), outside loops.
 
 ``rewrite`` returns the plan and the names of the rules that changed it.
@@ -29,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..logical import Plan
-from . import decorrelate, delta_join, factor_or, prune, push_down
+from . import decorrelate, delta_join, factor_or, prune, push_down, window_top_k
 
 Rule = Callable[[Plan], Plan]
 
@@ -37,6 +40,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("decorrelate", decorrelate.apply),
     ("factor_or", factor_or.apply),
     ("push_down", push_down.apply),
+    ("window_top_k", window_top_k.apply),
     ("prune", prune.apply),
     ("delta_join", delta_join.apply),
 )

@@ -9,8 +9,9 @@ items something reads. Filters and maps below see whole rows, so a value
 that fails there is reported with its whole row. A column is read when an
 expression anywhere reads its id (or the id an alias gives it), when it is
 part of the query's result, or when a step needs whole rows below it:
-DISTINCT, set operations, loops, ORDER BY and top-k (whose ties are broken
-by the whole row), and a scalar subquery's count of rows.
+DISTINCT, set operations, loops, ORDER BY, top-k and window functions
+(whose ties are broken by the whole row), and a scalar subquery's count of
+rows.
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ from ..logical import (
     SetOperation,
     Sort,
     TopK,
+    Window,
     nodes,
     reads,
 )
 from ..scalar import Ref
 
-WHOLE_ROWS = (Distinct, SetOperation, Recursive, Sort, TopK, AtMostOne)
+WHOLE_ROWS = (Distinct, SetOperation, Recursive, Sort, TopK, AtMostOne, Window)
 """Steps whose inputs' every column matters (they compare, count or return whole rows)."""
 
 
