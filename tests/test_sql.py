@@ -3,7 +3,7 @@
 Each construct's query runs incrementally over a small history (a load,
 deletes, re-inserts, a table emptied) and is compared with Spark SQL from
 scratch at every version: the rows with their multiplicities, each value
-with its type (a DECIMAL with its scale: the fuzzer's ``row_key``), and the
+with its type (a DECIMAL with its scale: ``equality.row_key``), and the
 output's Spark types.
 Recursive queries are checked against sqlite3 (standard library), which
 runs WITH RECURSIVE with UNION as well as UNION ALL; Spark SQL runs only
@@ -20,7 +20,7 @@ from decimal import Decimal
 
 import pytest
 
-from final.spark.fuzz import row_key
+from final.spark.equality import row_key
 from final.spark.incremental import IncrementalQuery
 from final.spark.query import Table
 from final.spark.sql import SqlError, compile_sql, explain
@@ -416,13 +416,31 @@ def test_a_join_key_in_every_branch_of_an_or_is_the_join_key_not_every_pair():
     assert "every pair" not in lowered and "join on ((k#" in lowered
 
 
+def test_one_equality_rule_exact_but_for_summed_doubles():
+    """``run``, ``verify``, the fuzzer and these tests compare by one rule: values exactly as Spark types them,
+    NaN one value and -0.0 equal to 0.0, and a DOUBLE column of a query with SUM or AVG within the tolerance,
+    counted so the report can say so."""
+    from final.spark.equality import TOLERANCE, compare_rows, tolerant_columns
+    from final.spark.pipeline import compare
+
+    summed = 0.1 + 0.2
+    tolerant = tolerant_columns("SELECT k, AVG(x) FROM a GROUP BY k", ("string", "double"))
+    assert tolerant == (1,) and tolerant_columns("SELECT k, MAX(x) FROM a GROUP BY k", ("string", "double")) == ()
+    assert compare(0, Counter({("a", summed): 1}), {("a", 0.3): 1}, tolerant=tolerant) == ([], 1)
+    assert compare(0, Counter({("a", summed): 1}), {("a", 0.3): 1})[0] != []
+    assert compare(0, Counter({("a", 1.0): 1}), {("a", 1.0 + 1e3 * TOLERANCE): 1}, tolerant=tolerant)[0] != []
+    assert compare_rows({(Decimal("1.50"), NAN, -0.0): 1}, {(Decimal("1.50"), float("nan"), 0.0): 1}).differing == []
+    assert compare_rows({(Decimal("1.50"),): 1}, {(Decimal("1.5"),): 1}).differing != []  # the scale is the value's
+    assert compare_rows({(1,): 1}, {(True,): 1}).differing != []  # and an int is no bool
+
+
 def test_rows_tied_at_a_top_k_cut_compare_as_spark_ranks_them():
     """Spark breaks ties at the cut in no stated order: any rows of the tied place, as many, are right."""
     from final.spark.pipeline import compare
 
     query = compile_sql("SELECT k, v FROM a ORDER BY v DESC LIMIT 2", TABLES, "q")
     spark = Counter({(1, 20): 1, (7, 10): 1})
-    assert compare(0, spark, {(1, 20): 1, (2, 10): 1}, query.rank) == []  # another row of the tied place
-    assert compare(0, spark, {(1, 20): 1, (2, 9): 1}, query.rank) != []  # a row of another place
-    assert compare(0, spark, {(1, 20): 1, (2, 10): 2}, query.rank) != []  # too many rows at the tied place
+    assert compare(0, spark, {(1, 20): 1, (2, 10): 1}, query.rank)[0] == []  # another row of the tied place
+    assert compare(0, spark, {(1, 20): 1, (2, 9): 1}, query.rank)[0] != []  # a row of another place
+    assert compare(0, spark, {(1, 20): 1, (2, 10): 2}, query.rank)[0] != []  # too many rows at the tied place
     assert compile_sql("SELECT k FROM a ORDER BY v LIMIT 2", TABLES, "q").rank is None  # ranked by a hidden column

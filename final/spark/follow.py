@@ -887,6 +887,7 @@ def verify(spark: SparkSession, logs: str | None, out: str, checkpoint: str | No
     """
     from collections import Counter
 
+    from .equality import tolerant_columns
     from .pipeline import compare
     from .truth import over
 
@@ -912,10 +913,11 @@ def verify(spark: SparkSession, logs: str | None, out: str, checkpoint: str | No
             for query in chosen:
                 held[query.name].update(feeds[query.name].get(version, Counter()))
                 now = {row: count for row, count in held[query.name].items() if count}
-                truth = over(spark, query, tables).counts
+                truth = over(spark, query, tables)
+                differences, _ = compare(version, truth.counts, now, getattr(query, "rank", None),
+                                         tolerant_columns(query.sql, truth.types))
                 found += [Mismatch(query.name, difference.version, difference.row, difference.expected,
-                                   difference.actual) for difference in compare(version, truth, now,
-                                                                             getattr(query, "rank", None))]
+                                   difference.actual) for difference in differences]
                 checked += 1
             if log:
                 log(f"{dataset}: version {version} of {applied} checked")

@@ -21,7 +21,7 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any
 from ..trace import add_multiplicity
 from . import changelog, datasets, delta, sources
 from .catalog import DATASETS, TABLES, Query, queries_of
+from .equality import TOLERANCE, compare_rows, tolerant_columns
 from .incremental import IncrementalQuery, versions_of
 from .inputs import data_files
 from .outputs import replace_folder
 from .partitioned import run_partitioned
-from .truth import from_scratch
+from .truth import at
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -87,6 +88,9 @@ class QueryRun:
     rows_changed: list[int] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     partitioned: list[Partitioned] = field(default_factory=list)
+    tolerated: int = 0
+    """Rows equal to Spark SQL's only within ``equality.TOLERANCE`` (a DOUBLE SUM or AVG, whose last bits
+    depend on the order Spark adds in), over all versions."""
     stopped: str | None = None
     """Where Spark SQL and ``final/`` both raised for the data (a division by zero, an overflow): the version,
     Spark's error and ``final/``'s, naming the row. The query is checked no further."""
@@ -362,21 +366,23 @@ def check_query(
                                  data_error_of_final)
         incremental = perf_counter() - start
         start = perf_counter()
-        truth, theirs = _attempt(lambda version=version: from_scratch(spark, query, inputs, version),
-                                 data_error_of_spark)
+        answer, theirs = _attempt(lambda version=version: at(spark, query, inputs, version), data_error_of_spark)
         scratch = perf_counter() - start
         if ours or theirs:
             run.differences += _error_differences(version, theirs, ours)
             if ours and theirs:
                 run.stopped = f"version {version}: Spark SQL raised {theirs}; final/ raised {ours}"
             break
-        truths[version] = truth
+        truth = truths[version] = answer.counts
+        tolerant = tolerant_columns(query.sql, answer.types)
         run.versions.append(version)
         run.incremental_seconds.append(incremental)
         run.scratch_seconds.append(scratch)
         run.rows.append(sum(truth.values()))
         run.rows_changed.append(sum(abs(multiplicity) for multiplicity in changes.values()))
-        run.differences += compare(version, truth, engine.snapshot, getattr(query, "rank", None))
+        found, tolerated = compare(version, truth, engine.snapshot, getattr(query, "rank", None), tolerant)
+        run.differences += found
+        run.tolerated += tolerated
     if query.partition_by is not None and not run.stopped:
         for count in partitions:
             if lines:
@@ -387,7 +393,7 @@ def check_query(
             for version in versions:
                 for row, multiplicity in result.changes.get(version, {}).items():
                     add_multiplicity(held, row, multiplicity)
-                found += compare(version, truths[version], held, getattr(query, "rank", None))
+                found += compare(version, truths[version], held, getattr(query, "rank", None), tolerant)[0]
             run.partitioned.append(Partitioned(
                 count, result.seconds, max(result.task_seconds.values(), default=0.0), found,
                 sorted(result.final_from),
@@ -445,36 +451,20 @@ def _phase(line: str) -> None:
     print(line, flush=True)
 
 
-def compare(version: int, expected: Counter, actual: dict[tuple, int],
-            rank: Callable[[tuple], tuple] | None = None) -> list[Difference]:
-    """The rows whose multiplicities differ between ``expected`` and ``actual``, sorted by row (NULLs first).
+def compare(version: int, expected: Mapping[tuple, int], actual: Mapping[tuple, int],
+            rank: Callable[[tuple], tuple] | None = None, tolerant: Sequence[int] = ()) -> tuple[list[Difference], int]:
+    """The rows whose multiplicities differ between ``expected`` and ``actual`` by the one equality rule
+    (``equality.compare_rows``), sorted by row (NULLs first), and how many rows were equal only within its
+    tolerance (in the ``tolerant`` columns: ``equality.tolerant_columns``).
 
     With ``rank`` (a top-k's order, ``SqlQuery.rank``), rows tied at the
     window's first or last place are compared as Spark's full order ranks
     them: the same number of rows there, whichever rows they are, since Spark
     breaks such ties in no stated order and ``final/`` by the whole row.
     """
-    rows = {row for row in expected if expected[row] != actual.get(row, 0)}
-    rows |= {row for row in actual if expected.get(row, 0) != actual[row]}
-    if rows and rank is not None:
-        rows = untied(rows, expected, actual, rank)
-    return [Difference(version, row, expected.get(row, 0), actual.get(row, 0)) for row in sorted(rows, key=_order)]
-
-
-def untied(rows: set[tuple], expected: Mapping[tuple, int], actual: Mapping[tuple, int],
-           rank: Callable[[tuple], tuple]) -> set[tuple]:
-    """``rows`` (differing between ``expected`` and ``actual``) less those at a top-k window's first or last
-    place (by ``rank``) that holds as many rows on both sides: the tie rule of ``compare``, which the SQL fuzzer
-    applies too."""
-    places = [rank(row) for row in [*expected, *actual]]
-    edges = {min(places), max(places)}
-    held: dict[tuple, list[int]] = {}
-    for side, counted in enumerate((expected, actual)):
-        for row, multiplicity in counted.items():
-            place = rank(row)
-            if place in edges:
-                held.setdefault(place, [0, 0])[side] += multiplicity
-    return {row for row in rows if rank(row) not in edges or held[rank(row)][0] != held[rank(row)][1]}
+    compared = compare_rows(expected, actual, tolerant, rank)
+    differences = [Difference(version, row, want, have) for row, want, have in compared.differing]
+    return sorted(differences, key=lambda difference: _order(difference.row)), compared.tolerated
 
 
 def _order(row: tuple) -> tuple:
@@ -546,6 +536,8 @@ def summary_line(run: QueryRun) -> str:
         f"per version after the load: final {run.incremental_median * 1e3:.1f} ms, "
         f"Spark SQL from scratch {run.scratch_median * 1e3:.0f} ms ({run.speedup:.0f}x)"
     )
+    if run.tolerated:
+        line += f"; {run.tolerated} rows equal only within {TOLERANCE:g} (DOUBLE SUM or AVG)"
     if run.stopped:
         line += f"; stopped at {run.stopped}"
     if run.partitioned:

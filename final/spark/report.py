@@ -22,6 +22,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .equality import TOLERANCE
 from .outputs import replace_files, sql_text
 from .pipeline import Difference, QueryRun, Run
 
@@ -82,6 +83,7 @@ def as_json(run: Run, parameters: Mapping[str, Any] | None = None) -> dict[str, 
                 "rows_changed": query.rows_changed,
                 "break_even_version": query.break_even_version,
                 "differences": [_difference(found) for found in query.differences],
+                "tolerated": query.tolerated,
                 "partitioned": [
                     {
                         "partitions": part.partitions, "seconds": round(part.seconds, 3),
@@ -134,6 +136,11 @@ def markdown(run: Run, files: dict[str, str]) -> str:
             f"{query.incremental_median * 1e3:.1f} ms | {query.scratch_median * 1e3:.0f} ms | {query.speedup:.0f}x | "
             f"{query.load_seconds * 1e3:.0f} ms | {'none' if even is None else even} |"
         )
+    tolerated = [query for query in run.queries if query.tolerated]
+    if tolerated:
+        lines += ["", f"Equal only within {TOLERANCE:g} (a DOUBLE SUM or AVG, whose last bits depend on the order "
+                      f"Spark adds in; `final/` adds exactly and rounds once): "
+                  + ", ".join(f"{query.query} {query.tolerated} rows" for query in tolerated) + "."]
     lines += ["", f"![time per version]({files['latency.png']})", ""]
     partitioned = [query for query in run.queries if query.partitioned]
     if partitioned:

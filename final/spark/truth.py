@@ -61,7 +61,16 @@ def from_scratch(spark: SparkSession, query: Query, logs: dict[str, DataFrame], 
     Raises:
         FixedPointError: (``over``) a loop reached no fixed point.
     """
-    return over(spark, query, {table: snapshot(logs[table], table, version) for table in query.inputs}).counts
+    return at(spark, query, logs, version).counts
+
+
+def at(spark: SparkSession, query: Query, logs: dict[str, DataFrame], version: int) -> Truth:
+    """``query``'s answer at ``version`` (rows and types), computed by Spark SQL from the accumulated inputs.
+
+    Raises:
+        FixedPointError: (``over``) a loop reached no fixed point.
+    """
+    return over(spark, query, {table: snapshot(logs[table], table, version) for table in query.inputs})
 
 
 def over(spark: SparkSession, query: Query | str, tables: Mapping[str, DataFrame]) -> Truth:

@@ -30,8 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..equality import TOLERANCE, row_key, tolerant_columns, value_key
 from .check import DIFFERENCE_KINDS, REFUSALS, Checker, Fault, Outcome
-from .compare import TOLERANCE, Answer, row_key, same_rows, tolerant_columns, value_key
+from .compare import Answer, same_rows
 from .data import MAX_ROWS, Dataset, DatasetCommit
 from .engines import SPARK_CONF, Ours, SparkOracle, SqliteOracle, first_line
 from .queries import QUERIES_PER_DATASET, TYPE_FAMILIES, FuzzCase, QueryMaker, coverage, generate, generate_case

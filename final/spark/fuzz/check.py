@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..equality import tolerant_columns
 from ..sql import SqlError, compile_sql
-from .compare import Answer, describe, same_rows, tolerant_columns
-from .engines import Ours, SparkOracle, SqliteOracle, first_line
+from .compare import Answer, describe, same_rows
+from .engines import SPARK_INTERNAL, Ours, SparkOracle, SqliteOracle, first_line
 from .queries import FuzzCase
 
 DIFFERENCE_KINDS = {
@@ -35,6 +36,7 @@ DIFFERENCE_KINDS = {
 REFUSALS = {
     "compiler": "compile_sql refuses the query (SqlError): the generator left the subset, or the compiler lacks it",
     "spark": "Spark refuses the query (AnalysisException): the generator made a query that is not valid",
+    "spark-internal": "Spark fails inside with a Java exception of its own (a bug of Spark's): no answer to compare",
     "oracles": "Spark and SQLite disagree on a recursive query: the transpiled query means something else",
     "fuzzer": "the fuzzer failed on the case (a bug here, not in the compiler)",
 }
@@ -104,7 +106,8 @@ class Checker:
         for version in range(len(case.dataset.commits)):
             reference = self._reference(case, version)
             if reference.refused is not None:
-                kind = "oracles" if reference.refused.startswith("oracles") else "spark"
+                kind = "oracles" if reference.refused.startswith("oracles") else "spark-internal" if \
+                    reference.refused.startswith(SPARK_INTERNAL) else "spark"
                 return Outcome("refused", version, kind=kind, version=version, detail=reference.refused)
             mine, snapshot = ours.answer(case.dataset, version)
             if self.fault is not None and mine.error is None and mine.crash is None:

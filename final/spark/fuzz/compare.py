@@ -1,20 +1,16 @@
-"""How the SQL fuzzer compares answers: rows as multisets of exactly typed values.
+"""How the SQL fuzzer compares answers: by the pipeline's one rule (``equality``), and how a difference is told.
 
 Two answers are the same when they hold the same rows the same number of
-times, a value being the same as another only if Spark SQL would call it
-so and print it so: a bool is not an int, nor an int a double, a DECIMAL
-keeps its scale, every NaN is one value and -0.0 is 0.0 (``value_key``).
-One exception: a DOUBLE computed by SUM or AVG depends on the order Spark
-adds in, so such a column is compared within ``TOLERANCE``
-(``tolerant_columns``). And for a query ending in ORDER BY ... LIMIT, rows
-tied at the window's first or last place compare as the pipeline compares
-them (``pipeline.untied``): as many there on both sides, whichever rows.
+times, each value exactly as Spark SQL types it (``equality.value_key``);
+a DOUBLE computed by SUM or AVG within ``equality.TOLERANCE``, and a
+top-k's ties at its cut as the pipeline compares them. ``describe`` and
+``as_source`` tell a difference as Python source, for reports and
+reproducers.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,10 +18,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from ..pipeline import untied
-
-TOLERANCE = 1e-9
-"""Relative tolerance for a DOUBLE column of a query with SUM or AVG: Spark adds doubles in an order of its own."""
+from ..equality import compare_rows
 
 
 @dataclass(frozen=True)
@@ -45,86 +38,11 @@ class Answer:
     crash: str | None = None
 
 
-def value_key(value: Any) -> tuple:
-    """What makes two values the same here: a bool is not an int, a DECIMAL keeps its scale (1.50 is not
-    1.5), -0.0 is 0.0 (and a DECIMAL -0.00 is 0.00), every NaN is one value."""
-    if value is None:
-        return (0,)
-    if isinstance(value, bool):
-        return (1, value)
-    if isinstance(value, int):
-        return (2, value)
-    if isinstance(value, Decimal):
-        return (3, str(abs(value) if value.is_zero() else value))
-    if isinstance(value, float):
-        return (4, "nan") if math.isnan(value) else (4, value + 0.0)
-    if isinstance(value, str):
-        return (5, value)
-    return (6, type(value).__name__, repr(value))
-
-
-def row_key(row: Sequence) -> tuple:
-    """``row`` with each value replaced by its ``value_key``: two rows are the same here when their keys are."""
-    return tuple(value_key(value) for value in row)
-
-
-def tolerant_columns(text: str, types: Sequence[str] | None) -> tuple[int, ...]:
-    """The DOUBLE columns of a query that uses SUM or AVG: compared within ``TOLERANCE`` (the generator
-    lets such a value only pass through unchanged, so exactness elsewhere is untouched)."""
-    if not types or not re.search(r"\b(SUM|AVG)\s*\(", text, re.IGNORECASE):
-        return ()
-    return tuple(position for position, kind in enumerate(types) if kind == "double")
-
-
-def _close(a: Any, b: Any) -> bool:
-    if not (isinstance(a, float) and isinstance(b, float)):
-        return value_key(a) == value_key(b)
-    if math.isnan(a) or math.isnan(b) or math.isinf(a) or math.isinf(b):
-        return value_key(a) == value_key(b)
-    return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=1e-12)
-
-
 def same_rows(expected: Sequence[tuple], actual: Mapping[tuple, int], tolerant: Sequence[int] = (),
               rank: Callable[[tuple], tuple] | None = None) -> list[tuple[tuple, int, int]]:
     """Where ``actual`` (row -> multiplicity) differs from the multiset ``expected``: ``(row, expected
-    count, actual count)`` for each differing row; empty when they are the same.
-
-    Values compare by ``value_key``; in the ``tolerant`` positions two
-    finite floats are the same within ``TOLERANCE`` (paired greedily among
-    the rows that differ otherwise). With ``rank`` (a top-k's order,
-    ``SqlQuery.rank``), rows tied at the window's edges are the same when as
-    many are there on both sides.
-    """
-    want: Counter = Counter()
-    have: Counter = Counter()
-    shown: dict[tuple, tuple] = {}
-    for row in expected:
-        key = row_key(row)
-        want[key] += 1
-        shown.setdefault(key, row)
-    for row, count in actual.items():
-        key = row_key(row)
-        have[key] += count
-        shown.setdefault(key, row)
-    keys = [key for key in shown if want[key] != have[key]]
-    if tolerant and keys:
-        spare_want = [key for key in keys if want[key] > have[key] for _ in range(want[key] - max(have[key], 0))]
-        spare_have = [key for key in keys if have[key] > want[key] for _ in range(have[key] - want[key])]
-        fixed = set(range(len(next(iter(shown))))) - set(tolerant)
-        for key in spare_want:
-            for other in spare_have:
-                if all(key[position] == other[position] for position in fixed) and all(
-                        _close(shown[key][position], shown[other][position]) for position in tolerant):
-                    spare_have.remove(other)
-                    want[key] -= 1
-                    want[other] += 1
-                    break
-        keys = [key for key in shown if want[key] != have[key]]
-    if rank is not None and keys:
-        kept = untied({shown[key] for key in keys}, {shown[key]: want[key] for key in shown},
-                      {shown[key]: have[key] for key in shown}, rank)
-        keys = [key for key in keys if shown[key] in kept]
-    return [(shown[key], want[key], have[key]) for key in keys]
+    count, actual count)`` for each differing row, by ``equality.compare_rows``; empty when they are the same."""
+    return compare_rows(Counter(expected), actual, tolerant, rank).differing
 
 
 def describe(differing: Sequence[tuple[tuple, int, int]], limit: int = 4) -> str:

@@ -112,8 +112,25 @@ class SparkOracle:
             return Answer(refused=first_line(error))
         except Exception as error:  # an ANSI error for the data: DIVIDE_BY_ZERO, CAST_INVALID_INPUT, ...
             condition = getattr(error, "getCondition", lambda: None)()
+            inside = _java_failure(error) if condition is None else None
+            if inside is not None:  # no error of SQL's: a bug inside Spark, which gives no answer to compare with
+                return Answer(refused=f"{SPARK_INTERNAL}: {inside}")
             return Answer(error=condition or first_line(error))
         return Answer(truth.rows, truth.types)
+
+
+SPARK_INTERNAL = "Spark SQL failed inside"
+"""How an answer starts when Spark failed with a Java exception of its own rather than an error of SQL's."""
+
+
+def _java_failure(error: BaseException) -> str | None:
+    """The Java exception that ``error`` (a pyspark error without an error class) carries, if it is one that
+    is not SQL's: ``java.util.NoSuchElementException: key not found: k#14``."""
+    for line in str(error).splitlines():
+        found = re.match(r"\s*:?\s*((?:java|scala)\.[\w.$]+(?:Exception|Error)\b.*)", line)
+        if found:
+            return found.group(1)[:300]
+    return None
 
 
 SQLITE_TYPES = {"int": "INTEGER", "bigint": "INTEGER", "double": "REAL", "string": "TEXT", "boolean": "INTEGER",

@@ -15,11 +15,12 @@ import textwrap
 from collections import Counter
 from collections.abc import Sequence
 
+from ..equality import tolerant_columns
 from ..incremental import Update
 from ..query import Table
 from ..sql import compile_sql
 from .check import DIFFERENCE_KINDS, Outcome
-from .compare import as_source, describe, same_rows, tolerant_columns
+from .compare import as_source, describe, same_rows
 from .data import Dataset, DatasetCommit
 from .engines import Ours
 from .queries import FuzzCase
