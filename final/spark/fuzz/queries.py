@@ -6,8 +6,9 @@ random, well-typed queries through it and through a reference. Here
 GROUP BY, HAVING and DISTINCT, joins of every kind, set operations,
 subqueries in FROM, WITH, ``WITH RECURSIVE`` over a graph, subqueries in
 expressions (EXISTS, IN, their negations and scalar ones, correlated or
-not), dates and timestamps with their intervals and functions, ORDER BY with
-LIMIT and OFFSET, and queries made to raise for the data. Expressions are made by type family
+not), dates and timestamps with their intervals and functions, window
+functions (with QUALIFY, and the top rows per group), ORDER BY with LIMIT
+and OFFSET, and queries made to raise for the data. Expressions are made by type family
 (``TYPE_FAMILIES``), each carrying what the generator knows of it
 (``GeneratedExpr``: a bound on its magnitude, whether it is finite and
 exact), so Spark takes every query and no integer overflows, no divisor is
@@ -153,15 +154,16 @@ EXTRACT_FIELDS = ("YEAR", "QUARTER", "MONTH", "DAY", "WEEK", "DOW", "DOW_ISO", "
 PRODUCTIONS = {
     "numeric": (("column", 5), ("literal", 1.5), ("aggregate", 4), ("arithmetic", 3), ("divide", 1),
                 ("modulo", 0.7), ("negate", 0.4), ("case", 1), ("simple_case", 0.5), ("coalesce", 0.8),
-                ("cast", 1.2), ("length", 0.4), ("date_field", 0.8), ("datediff", 0.4), ("scalar_subquery", 0.8)),
+                ("cast", 1.2), ("length", 0.4), ("date_field", 0.8), ("datediff", 0.4), ("scalar_subquery", 0.8),
+                ("window", 2.5)),
     "string": (("column", 5), ("literal", 1.5), ("aggregate", 2), ("lower", 0.6), ("upper", 0.6),
                ("substring", 1), ("concat", 1), ("case", 0.6), ("coalesce", 0.6), ("cast", 1.5),
-               ("scalar_subquery", 0.3)),
+               ("scalar_subquery", 0.3), ("window", 0.5)),
     "date": (("column", 5), ("literal", 1.5), ("aggregate", 1.5), ("date_shift", 2), ("interval_shift", 1.5),
              ("last_day", 0.5), ("truncate", 0.6), ("case", 0.5), ("coalesce", 0.5), ("cast", 0.8),
-             ("scalar_subquery", 0.3)),
+             ("scalar_subquery", 0.3), ("window", 0.4)),
     "timestamp": (("column", 5), ("literal", 1.5), ("aggregate", 1), ("interval_shift", 2), ("truncate", 1),
-                  ("case", 0.4), ("coalesce", 0.4), ("cast", 1)),
+                  ("case", 0.4), ("coalesce", 0.4), ("cast", 1), ("window", 0.3)),
     "boolean": (("column", 1), ("literal", 0.2), ("aggregate", 0.6), ("compare", 4), ("null_test", 1.2),
                 ("in_list", 1), ("between", 0.8), ("like", 1), ("and_or", 1.5), ("not", 0.6), ("case", 0.3),
                 ("cast", 0.3)),
@@ -188,6 +190,9 @@ class QueryMaker:
         self._aliases = 0
         self._named_tables: set[str] = set()
         """Tables a FROM has named without an alias: a second reference to one gets an alias."""
+        self._windows: tuple[ExprScope, str] | None = None
+        """While a SELECT list is made: the rows' columns (a grouped SELECT's keys) and its mode, over which a
+        window function may be made."""
         self._outer: ExprScope | None = None
         """While a WHERE or a plain SELECT list is made: the columns a subquery in it may correlate with, each
         with its qualifier (a bare name inside the subquery would name the subquery's own column)."""
@@ -199,7 +204,9 @@ class QueryMaker:
         if self.dataset.names == ["edges", "roots"] and self.rng.random() < 0.7:
             return self.recursive()
         form = self._pick((("single", 2.5), ("join", 2.5), ("setop", 1.5), ("subquery", 1.5), ("with", 1.2),
-                           ("error", 0.8)))
+                           ("error", 0.8), ("top_per_group", 0.4)))
+        if form == "top_per_group":
+            return Made(self.top_per_group())
         if form == "error":
             made = self.error_query()
             if made is not None:
@@ -316,17 +323,39 @@ class QueryMaker:
         families = list(targets) if targets is not None else [
             self._family(scope) for _ in range(self.rng.choice((1, 2, 2, 3, 4)))]
         items = []
-        with self._correlating(qualified if mode == "plain" else None):
+        windows = (scope, mode) if mode != "global" and self.rng.random() < 0.35 else None
+        with self._correlating(qualified if mode == "plain" else None), self._windowing(windows):
             for position, family in enumerate(families):
                 if mode == "grouped" and targets is None and position < len(keys) and self.rng.random() < 0.7:
                     items.append(keys[position])
                 else:
                     items.append(self.expr(family, scope, self.rng.randint(0, 2), bare=not exact))
+        qualify = ""
+        if windows is not None and self.rng.random() < 0.2:
+            ranking = self._ranking(scope, total=True)
+            if ranking is not None:
+                qualify = f" QUALIFY {ranking} {self.rng.choice(('=', '<=', '<'))} {self.rng.randint(1, 3)}"
         distinct = "DISTINCT " if mode == "plain" and all(item.exact for item in items) \
             and self.rng.random() < 0.15 else ""
         listed = ", ".join(f"{item.sql} AS c{position}" for position, item in enumerate(items))
         outputs = [replace(item, sql=f"c{position}") for position, item in enumerate(items)]
-        return f"SELECT {distinct}{listed} FROM {from_sql}{where}{group}{having}", outputs
+        return f"SELECT {distinct}{listed} FROM {from_sql}{where}{group}{having}{qualify}", outputs
+
+    def top_per_group(self) -> str:
+        """The top rows per group, as a data engineer writes it: ``ROW_NUMBER() OVER (PARTITION BY ... ORDER
+        BY ...)`` in a subquery, kept to ``rn = 1`` (or ``<= k``) outside."""
+        rng = self.rng
+        source = self.base()
+        scope = ExprScope(source.columns)
+        ranking = self._ranking(scope, total=True, function="ROW_NUMBER")
+        chosen = rng.sample(source.columns, rng.randint(1, len(source.columns)))
+        listed = ", ".join(f"{column.sql} AS c{position}" for position, column in enumerate(chosen))
+        where = f" WHERE {self.predicate(scope, 1).sql}" if rng.random() < 0.3 else ""
+        alias = self._alias("s")
+        kept = ", ".join(f"{alias}.c{position} AS c{position}" for position in range(len(chosen)))
+        bound = rng.choice((f"= {rng.randint(1, 2)}", f"<= {rng.randint(1, 3)}", f"< {rng.randint(2, 4)}"))
+        return (f"SELECT {kept}, {alias}.rn AS c{len(chosen)} FROM (SELECT {listed}, {ranking} AS rn FROM "
+                f"{source.sql}{where}) AS {alias} WHERE {alias}.rn {bound}")
 
     def from_clause(self, sources: Sequence[Source]) -> tuple[str, list[GeneratedExpr]]:
         """The sources joined left to right, each ON a conjunction of equalities (and, sometimes, a residual
@@ -367,6 +396,85 @@ class QueryMaker:
             self._named_tables.add(table.name)
         facts = self.facts[table.name]
         return Source(sql, tuple(replace(fact, sql=f"{alias}.{fact.sql}") for fact in facts))
+
+    # Window functions.
+
+    @contextmanager
+    def _windowing(self, windows: tuple[ExprScope, str] | None) -> Iterator[None]:
+        """Expressions made inside may hold a window function over ``windows`` (none when None)."""
+        saved, self._windows = self._windows, windows
+        try:
+            yield
+        finally:
+            self._windows = saved
+
+    def _over(self, scope: ExprScope, total: bool, ordered: bool = True, frame: str = "") -> str:
+        """An OVER clause: PARTITION BY none, one or two of ``scope``'s columns, and (``ordered``) an ORDER BY of
+        one or two of them, or with ``total`` of all of them, so that rows tie only where they are the same
+        row (Spark orders ties in no stated way: a ROW_NUMBER or LAG over them would be its choice)."""
+        rng = self.rng
+        exact = [column for column in scope.columns if column.exact]
+        parts = []
+        if exact and rng.random() < 0.7:
+            parts.append("PARTITION BY " + ", ".join(column.sql for column in rng.sample(
+                exact, min(len(exact), rng.choice((1, 1, 2))))))
+        if ordered and exact:
+            keys = rng.sample(exact, len(exact)) if total else rng.sample(exact, min(len(exact), rng.choice((1, 2))))
+            parts.append("ORDER BY " + ", ".join(
+                column.sql + rng.choice(("", " ASC", " DESC")) + rng.choice(("", "", " NULLS FIRST", " NULLS LAST"))
+                for column in keys))
+        if frame:
+            parts.append(frame)
+        return f"OVER ({' '.join(parts)})"
+
+    def _ranking(self, scope: ExprScope, total: bool, function: str | None = None) -> str | None:
+        """``ROW_NUMBER()``, ``RANK()`` or ``DENSE_RANK()`` over ``scope``'s rows; None where no order is
+        total (a ROW_NUMBER needs one, so that its numbers are Spark's)."""
+        function = function or self.rng.choice(("ROW_NUMBER", "RANK", "DENSE_RANK"))
+        if not any(column.exact for column in scope.columns) or (
+                function == "ROW_NUMBER" and not all(column.exact for column in scope.columns)):
+            return None
+        return f"{function}() {self._over(scope, total=total or function == 'ROW_NUMBER')}"
+
+    def _window(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """A window function of ``family`` over the SELECT's rows: a ranking (INT), LAG or LEAD (with an offset
+        and a default), FIRST_VALUE or LAST_VALUE, or (in a SELECT without GROUP BY) an aggregate over a
+        frame. Those whose value depends on how ties are ordered get a total ORDER BY."""
+        if self._windows is None:
+            return None
+        rows, mode = self._windows
+        rng = self.rng
+        with self._windowing(None), self._correlating(None):
+            choices = ["offset", "value"] + (["ranking"] if family == "int" else []) + (
+                ["aggregate"] if mode == "plain" else [])
+            choice = rng.choice(choices)
+            if choice == "ranking":
+                ranking = self._ranking(rows, total=False)
+                return GeneratedExpr(ranking, "int", ROWS_BOUND) if ranking is not None else None
+            if not all(column.exact for column in rows.columns) and choice != "aggregate":
+                return None
+            if choice == "aggregate":
+                value = self._aggregate(family, ExprScope((), rows.columns), depth, bare)
+                if value is None or "DISTINCT" in value.sql:
+                    return None
+                frame = rng.choice(("", "", "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
+                                    "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
+                                    "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"))
+                total = frame.startswith("ROWS") and "CURRENT" in frame
+                over = self._over(rows, total=total, ordered=bool(frame) or rng.random() < 0.6, frame=frame)
+                return replace(value, sql=f"{value.sql} {over}", values=())
+            argument = self.expr(family, rows, min(depth - 1, 1))
+            if choice == "value":
+                function = rng.choice(("FIRST_VALUE", "LAST_VALUE"))
+                frame = rng.choice(("", "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
+                                    "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"))
+                return replace(argument, sql=f"{function}({argument.sql}) {self._over(rows, True, frame=frame)}",
+                               values=())
+            function = rng.choice(("LAG", "LEAD"))
+            extra = f", {rng.randint(0, 3)}" if rng.random() < 0.6 else ""
+            if extra and family in ("int", "bigint", "string", "boolean", *TEMPORAL) and rng.random() < 0.5:
+                extra += f", {self.literal(family, argument.values, null=0.0).sql}"
+            return replace(argument, sql=f"{function}({argument.sql}{extra}) {self._over(rows, True)}", values=())
 
     # Subqueries in expressions.
 
@@ -431,7 +539,7 @@ class QueryMaker:
         outer = self._outer
         if outer is None:
             return None
-        with self._correlating(None):
+        with self._correlating(None), self._windowing(None):
             inner = self._inner_source()
             if self.rng.random() < 0.1:
                 column = self._column(family, ExprScope(inner.columns), 0, bare=False)
@@ -505,7 +613,12 @@ class QueryMaker:
         """COUNT(*), COUNT([DISTINCT] x), SUM, AVG, MIN or MAX of an expression over a grouped SELECT's FROM."""
         if scope.inner is None:
             return None
-        inner, rng = ExprScope(scope.inner), self.rng
+        with self._windowing(None):  # no window function inside an aggregate
+            return self._aggregated(family, ExprScope(scope.inner), depth)
+
+    def _aggregated(self, family: str, inner: ExprScope, depth: int) -> GeneratedExpr | None:
+        """``_aggregate``'s call, its argument an expression over ``inner`` (the FROM clause's columns)."""
+        rng = self.rng
         arguments = min(depth, 1)
         if family == "bigint":
             choice = self._pick((("count_star", 2), ("count", 2), ("count_distinct", 1.5), ("sum", 1.5),
@@ -1091,6 +1204,11 @@ CONSTRUCTS = {
     "correlated subquery": r"\bx\d+\.\w+ (=|<|>=|<>) (?!x\d)[a-z]\w*\.\w+",
     "scalar subquery": r"[=<>(,] \(SELECT (?!.* IN \(SELECT)", "ORDER BY": r"\bORDER BY\b", "LIMIT": r"\bLIMIT \d",
     "OFFSET": r"\bOFFSET \d", "ORDER BY position": r"ORDER BY (.*, )?\d", "NULLS LAST": r"NULLS LAST",
+    "ROW_NUMBER": r"\bROW_NUMBER\(\) OVER", "RANK": r"\bRANK\(\) OVER", "DENSE_RANK": r"\bDENSE_RANK\(\) OVER",
+    "LAG": r"\bLAG\(", "LEAD": r"\bLEAD\(", "FIRST_VALUE": r"\bFIRST_VALUE\(", "LAST_VALUE": r"\bLAST_VALUE\(",
+    "aggregate OVER": r"\b(COUNT|SUM|AVG|MIN|MAX)\([^()]*(\([^()]*\))?[^()]*\) OVER", "ROWS frame": r"\bROWS BETWEEN",
+    "RANGE frame": r"\bRANGE BETWEEN", "PARTITION BY": r"\bPARTITION BY\b", "QUALIFY": r"\bQUALIFY\b",
+    "top rows per group": r"\.rn (=|<=|<) \d",
 }
 """Each construct of the subset and a pattern that finds it in a generated query: ``coverage`` counts them."""
 
