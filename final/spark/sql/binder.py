@@ -24,6 +24,7 @@ from sqlglot import exp
 from . import windows
 from .errors import SqlError, refuse
 from .expressions import Expressions, conjunction, construct, converted, field_at
+from .functions import spelled
 from .logical import (
     LABEL_WIDTH,
     Aggregate,
@@ -121,7 +122,7 @@ class Binder:
         if len(references) != 1:
             raise refuse(step_node, f"the recursive term of {name} must read {name} exactly once")
         for bad in step_node.find_all(exp.AggFunc):
-            raise refuse(bad, f"the recursive term of {name} cannot aggregate ({bad.sql_name()})")
+            raise refuse(bad, f"the recursive term of {name} cannot aggregate ({spelled(bad)})")
         base = self.query(base_node, ctes)
         names = columns or [f.name for f in base.fields]
         if len(names) != len(base.fields):
@@ -419,7 +420,8 @@ class Binder:
         inputs = self._expressions(plan.fields, "in GROUP BY", outer, ctes)
         group_nodes = [self._group_node(item, node, plan.fields)
                        for item in (group.expressions if group is not None else [])]
-        keys = [inputs.bind(item) for item in group_nodes]
+        # Each key bound where it is first written (the SELECT list's copy), so a refusal points there.
+        keys = [inputs.bind(_first_copy(item, node.expressions)) for item in group_nodes]
         calls: dict[str, tuple[exp.AggFunc, int]] = {}
         order = node.args.get("order")
         for item in [*node.expressions, *([having.this] if having is not None else []),
@@ -481,14 +483,14 @@ class Binder:
         """``call`` bound over ``arguments``; in a ``window`` (``SUM(SUM(x)) OVER ()``) its argument may read the
         GROUP BY's aggregates, which ``arguments`` then binds."""
         if not isinstance(call, (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)):
-            raise refuse(call, f"the aggregate {call.sql_name()}() is not in the subset (COUNT, SUM, AVG, MIN and "
+            raise refuse(call, f"the aggregate {spelled(call)}() is not in the subset (COUNT, SUM, AVG, MIN and "
                                f"MAX are)")
         function = type(call).__name__.lower()
         inner = call.this
         distinct = isinstance(inner, exp.Distinct)
         if distinct:
             if len(inner.expressions) != 1:
-                raise refuse(call, f"{call.sql_name()}(DISTINCT ...) takes one expression here")
+                raise refuse(call, f"{spelled(call)}(DISTINCT ...) takes one expression here")
             inner = inner.expressions[0]
         text = call.sql(dialect="spark").lower()
         if isinstance(call, exp.Count) and (inner is None or isinstance(inner, exp.Star)):
@@ -501,14 +503,14 @@ class Binder:
         if isinstance(call, exp.Count):
             return AggregateCall("count", argument, distinct, BIGINT, text)
         if distinct:
-            raise refuse(call, f"{call.sql_name()}(DISTINCT ...) is not in the subset; COUNT(DISTINCT ...) is")
+            raise refuse(call, f"{spelled(call)}(DISTINCT ...) is not in the subset; COUNT(DISTINCT ...) is")
         kind = argument.type
         if function in ("min", "max"):
             if kind == NULL:
-                raise refuse(call, f"{call.sql_name()} of NULL has no type; CAST it")
+                raise refuse(call, f"{spelled(call)} of NULL has no type; CAST it")
             return AggregateCall(function, argument, False, kind, text)
         if not kind.numeric:
-            raise refuse(call, f"{call.sql_name()} needs numbers, not {kind}")
+            raise refuse(call, f"{spelled(call)} needs numbers, not {kind}")
         if kind == DOUBLE:
             result = DOUBLE
         elif kind.integral:
@@ -585,6 +587,17 @@ def _windowed(call: exp.Expression) -> bool:
     if isinstance(parent, (exp.IgnoreNulls, exp.RespectNulls)):
         call, parent = parent, parent.parent
     return isinstance(parent, exp.Window) and call.arg_key == "this"
+
+
+def _first_copy(node: exp.Expression, items: list[exp.Expression]) -> exp.Expression:
+    """The first expression of ``items`` written as ``node`` is (the same text), outside aggregates and window
+    functions, or ``node`` itself."""
+    text = node.sql(dialect="spark").lower()
+    for item in items:
+        for inner in item.walk(prune=lambda n: isinstance(n, (exp.AggFunc, exp.Window, exp.Subquery))):
+            if type(inner) is type(node) and inner.sql(dialect="spark").lower() == text:
+                return inner
+    return node
 
 
 def _same(node: exp.Expression, grouped: exp.Expression, fields: list[Field]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -49,7 +50,8 @@ def refuse(node: Any, message: str) -> SqlError:
 
 
 def located(error: SqlError, text: str) -> SqlError:
-    """``error`` placed at the keyword its construct starts with, when that comes before the located token."""
+    """``error`` placed at the keyword its construct starts with, when that comes before the located token, and
+    that word in the message spelled as the query's text spells it (``NTILE``, ``date_trunc``)."""
     if error.offset is None or not error.lead:
         return error
     found = text.upper().rfind(error.lead.upper(), 0, error.offset + len(error.lead))
@@ -57,8 +59,9 @@ def located(error: SqlError, text: str) -> SqlError:
         return error
     line = text.count("\n", 0, found) + 1
     column = found - (text.rfind("\n", 0, found) + 1) + 1
-    moved = SqlError(error.message, line, column, error.path)
-    return moved
+    written = text[found:found + len(error.lead)]
+    message = re.sub(rf"\b{re.escape(error.lead)}\b", lambda _: written, error.message, count=1, flags=re.IGNORECASE)
+    return SqlError(message, line, column, error.path)
 
 
 class SqlRuntimeError(ArithmeticError):

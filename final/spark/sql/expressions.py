@@ -93,7 +93,7 @@ def construct(node: exp.Expression) -> str:
     if isinstance(node, exp.Anonymous):
         return f"the function {node.name}()"
     if isinstance(node, exp.Func) and type(node) not in NAMES:
-        return f"the function {node.sql_name()}()"
+        return f"the function {functions.spelled(node)}()"
     return NAMES.get(type(node), f"{type(node).__name__} ({node.sql(dialect='spark')[:40]})")
 
 
@@ -209,8 +209,8 @@ class Expressions:
         if functions.binds(node):
             return functions.bind(self, node)
         if isinstance(node, exp.AggFunc):
-            raise refuse(node, f"{node.sql_name()}() is an aggregate: it belongs in a SELECT list or HAVING with "
-                               f"GROUP BY, not {self.where}")
+            raise refuse(node, f"{functions.spelled(node)}() is an aggregate: it belongs in a SELECT list or HAVING "
+                               f"with GROUP BY, not {self.where}")
         if kind is exp.Window:
             raise refuse(node, f"a window function is not allowed {self.where}: Spark computes them after WHERE, "
                                f"GROUP BY and HAVING; filter on one with QUALIFY, or in a query around this one")

@@ -43,10 +43,14 @@ SPELLING = {exp.TimestampTrunc: "date_trunc", exp.DateTrunc: "trunc", exp.TsOrDs
 
 
 def spelled(node: exp.Expression) -> str:
-    """The function's name as a user of Spark SQL writes it."""
+    """The function's name as a user of Spark SQL writes it (``date_trunc``, not sqlglot's ``TIMESTAMP_TRUNC``):
+    Spark's name for it, as sqlglot writes the call back in Spark's dialect."""
     if isinstance(node, exp.Anonymous):
         return node.name.lower()
-    return SPELLING.get(type(node), node.sql_name().lower())
+    if type(node) in SPELLING:
+        return SPELLING[type(node)]
+    written = node.sql(dialect="spark").split("(", 1)[0].strip()
+    return (written if written.replace("_", "").isalnum() else node.sql_name()).lower()
 
 
 def binds(node: exp.Expression) -> bool:

@@ -29,6 +29,7 @@ import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from decimal import Decimal
 from fractions import Fraction
 from functools import total_ordering
@@ -36,7 +37,7 @@ from typing import Any
 
 from ...errors import RecordError
 from ..sqlfloat import NAN
-from . import windows
+from . import dates, windows
 from .errors import SqlRuntimeError
 from .expressions import conjunction
 from .logical import (
@@ -102,6 +103,29 @@ def lower(plan: Plan, env: Env) -> Any:
     return stream
 
 
+def literals(values: tuple) -> str:
+    """``values`` as Spark SQL literals, for an error that names a row: ``(3, 'zero', NULL, 1.50, DATE
+    '2024-01-31', 2.5D)`` (a quote in a string escaped by a backslash, as Spark reads it)."""
+    return f"({', '.join(_literal(value) for value in values)})"
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "\\'") + "'"
+    if isinstance(value, float):
+        return f"CAST('{value}' AS DOUBLE)".replace("nan", "NaN").replace("inf", "Infinity") if not math.isfinite(
+            value) else f"{value!r}D"
+    if isinstance(value, datetime):
+        return f"TIMESTAMP '{dates.format_timestamp(value)}'"
+    if isinstance(value, date):
+        return f"DATE '{dates.format_date(value)}'"
+    return str(value)
+
+
 def layout(fields: Sequence[Field]) -> dict[int, int]:
     """Each field's id -> its position in a row."""
     return {f.id: position for position, f in enumerate(fields)}
@@ -119,7 +143,7 @@ def naming_row(fn: Callable[[tuple], Any]) -> Callable[[tuple], Any]:
         try:
             return fn(row)
         except SqlRuntimeError as error:
-            raise SqlRuntimeError(f"{error} (in the row {row!r})") from None
+            raise SqlRuntimeError(f"{error} (in the row {literals(row)})") from None
 
     return named
 
@@ -362,7 +386,7 @@ def _aggregate(plan: Aggregate, env: Env) -> Any:
         try:
             return (*keys, *[finish(values) for finish in finishes])
         except SqlRuntimeError as error:
-            raise SqlRuntimeError(f"{error} (in the group {keys!r})") from None
+            raise SqlRuntimeError(f"{error} (in the group {literals(keys)})") from None
 
     grouped = rows.aggregate(key, named).map(row)
     if not plan.whole:

@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from .errors import refuse
 from .expressions import Expressions, converted
+from .functions import spelled
 from .logical import AggregateCall, SortKey, WindowCall
 from .scalar import Literal, Scalar
 from .types import INT, NULL, WIDE
@@ -79,15 +80,15 @@ def bind(node: exp.Window, compiler: Expressions,
         return (partition, order), _offset(function, name, compiler, text)
     if kind in VALUES:
         if function.args.get("expression") is not None:
-            raise refuse(node, f"{function.sql_name()}(x, ignoreNulls) is not in the subset; write {VALUES[kind]}(x)")
+            raise refuse(node, f"{spelled(function)}(x, ignoreNulls) is not in the subset; write {VALUES[kind]}(x)")
         argument = compiler.bind(function.this)
         return (partition, order), WindowCall(VALUES[kind], argument, argument.type, text, frame)
     if isinstance(function, AGGREGATES):
         if isinstance(function.this, exp.Distinct):
-            raise refuse(node, f"{function.sql_name()}(DISTINCT ...) OVER (...) is not in Spark SQL")
+            raise refuse(node, f"{spelled(function)}(DISTINCT ...) OVER (...) is not in Spark SQL")
         call = aggregate(function, compiler)
         return (partition, order), WindowCall("aggregate", call.argument, call.type, text, frame, aggregate=call)
-    raise refuse(node, f"the window function {function.sql_name()}() is not in the subset (ROW_NUMBER, RANK, "
+    raise refuse(node, f"the window function {spelled(function)}() is not in the subset (ROW_NUMBER, RANK, "
                        f"DENSE_RANK, LAG, LEAD, FIRST_VALUE, LAST_VALUE, COUNT, SUM, AVG, MIN and MAX are)")
 
 
