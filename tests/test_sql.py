@@ -329,6 +329,10 @@ REFUSALS = {
     "SELECT SUM(v) OVER (ORDER BY k ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM a": (
         1, 32, "the frame ROWS BETWEEN 1 PRECEDING AND CURRENT ROW is not in the subset"),
     "SELECT COUNT(DISTINCT v) OVER () FROM a": (1, 8, "COUNT(DISTINCT ...) OVER (...) is not in Spark SQL"),
+    "SELECT SUM(v) OVER (PARTITION BY k RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM a": (
+        1, 8, "a RANGE frame up to the current row needs an ORDER BY"),
+    "SELECT LAG(v) OVER (ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM a": (
+        1, 8, "LAG() takes no frame but its own"),
     "SELECT k, LAG(k, 1, 'x') OVER (ORDER BY v) FROM a": (1, 21, "lag()'s default 'x' does not cast to int"),
     "SELECT SUM(v) OVER w FROM a WINDOW w AS (PARTITION BY k)": (1, 36, "WINDOW (a named window)"),
     "SELECT LAST_VALUE(v) IGNORE NULLS OVER (ORDER BY k) FROM a": (1, 8, "IGNORE NULLS is not in the subset"),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import doctest
 import json
+import os
 import re
 import shutil
 from decimal import Decimal
@@ -241,6 +242,39 @@ def test_follow_sql_keeps_only_the_given_queries_and_skips_the_data_sets_they_do
     facts = write(tmp_path, "facts.sql", "SELECT fact_id FROM facts")
     assert main(["follow", "--logs", str(logs), "--sql", facts, "--out", str(tmp_path / "other")]) == 2
     assert "reads facts, tables of data set 'enrichment', which is not followed here (--logs" in one_error(capsys)
+
+
+WINDOWS = {
+    "top_ride": "SELECT city, ride_id, fare FROM (SELECT city, ride_id, fare, ROW_NUMBER() OVER (PARTITION BY city "
+                "ORDER BY fare DESC, ride_id) AS rn FROM rides) AS ranked WHERE rn = 1",
+    "running_fares": "SELECT ride_id, city, SUM(fare) OVER (PARTITION BY city ORDER BY day) AS running, "
+                     "fare - LAG(fare, 1, 0) OVER (PARTITION BY city ORDER BY day) AS change FROM rides",
+}
+"""The window shapes a data engineer writes first: the top row per group, a running sum, a change from the last row."""
+
+
+@pytest.mark.slow
+def test_window_queries_are_followed_through_a_kill_and_verified(rides, tmp_path, capsys) -> None:
+    """Killed once its first batch is applied, a follow of window queries restarts from its checkpoint, and
+    what it wrote is Spark SQL's at every version."""
+    import subprocess
+    import sys
+
+    from final.spark.follow import KILL_VARIABLE
+
+    files = [write(tmp_path, f"{name}.sql", text) for name, text in WINDOWS.items()]
+    out = tmp_path / "feed"
+    given = ["--table", f"rides={rides}", "--sql", *files, "--out", str(out)]
+    root = Path(__file__).resolve().parents[1]
+    command = [sys.executable, "-m", "final.spark", "follow", *given, "--available-now"]
+    for kill in ("batch:1", None):
+        variables = {"PYTHONPATH": str(root), **({KILL_VARIABLE: kill} if kill else {})}
+        done = subprocess.run(command, cwd=root, env={**os.environ, **variables},
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == (-9 if kill else 0), done.stderr[-2000:]
+    assert main(["verify", *given]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "6 versions checked, 0 differences"  # 2 queries x 3
+    assert delta.version(str(out / "top_ride")) == 2
 
 
 @pytest.mark.slow

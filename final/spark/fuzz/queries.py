@@ -460,6 +460,8 @@ class QueryMaker:
                 frame = rng.choice(("", "", "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
                                     "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
                                     "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"))
+                if not any(column.exact for column in rows.columns):
+                    frame = ""  # no ORDER BY to be had: a frame up to the current row needs one
                 total = frame.startswith("ROWS") and "CURRENT" in frame
                 over = self._over(rows, total=total, ordered=bool(frame) or rng.random() < 0.6, frame=frame)
                 return replace(value, sql=f"{value.sql} {over}", values=())

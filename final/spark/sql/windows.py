@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from .errors import refuse
+from .errors import SqlError, refuse
 from .expressions import Expressions, converted
 from .functions import spelled
 from .logical import AggregateCall, SortKey, WindowCall
@@ -72,9 +72,11 @@ def bind(node: exp.Window, compiler: Expressions,
     if kind in RANKINGS or kind in OFFSETS:
         name = RANKINGS.get(kind) or OFFSETS[kind]
         if not order:
-            raise refuse(node, f"{name}() needs an ORDER BY in its OVER (...), as in Spark")
-        if frame != "range" and node.args.get("spec") is not None:
-            raise refuse(node, f"{name}() takes no frame (ROWS or RANGE): its rows are its partition's, in order")
+            raise refuse(node, f"{spelled(function)}() needs an ORDER BY in its OVER (...), as in Spark")
+        spec = node.args.get("spec")
+        if spec is not None and (kind in OFFSETS or frame != "rows"):
+            raise refuse(node, f"{spelled(function)}() takes no frame but its own, as in Spark (rows up to the "
+                               f"current one: its partition's, in order)")
         if kind in RANKINGS:
             return (partition, order), WindowCall(name, None, INT, text)
         return (partition, order), _offset(function, name, compiler, text)
@@ -105,10 +107,18 @@ def _frame(node: exp.Window, ordered: bool) -> str:
         return "partition"
     if start == "UNBOUNDED PRECEDING" and end == "CURRENT ROW" and kind in ("ROWS", "RANGE"):
         if not ordered:
-            return "partition"  # without ORDER BY every row is the current row's peer
+            raise _at_frame(node, spec, f"a {kind} frame up to the current row needs an ORDER BY: "
+                               + ("Spark refuses one without" if kind == "RANGE" else
+                                  "without one Spark goes through the partition in no stated order"))
         return kind.lower()
-    raise refuse(spec, f"the frame {kind} BETWEEN {start} AND {end} is not in the subset: frames run from "
-                       f"UNBOUNDED PRECEDING to CURRENT ROW or to UNBOUNDED FOLLOWING")
+    raise _at_frame(node, spec, f"the frame {kind} BETWEEN {start} AND {end} is not in the subset: frames run "
+                                f"from UNBOUNDED PRECEDING to CURRENT ROW or to UNBOUNDED FOLLOWING")
+
+
+def _at_frame(node: exp.Window, spec: exp.Expression, message: str) -> SqlError:
+    """A refusal at the frame's ROWS or RANGE where a number in it locates it, else at the window function."""
+    error = refuse(spec, message)
+    return error if error.offset is not None else refuse(node, message)
 
 
 def _offset(function: exp.Lag | exp.Lead, name: str, compiler: Expressions, text: str) -> WindowCall:
