@@ -914,8 +914,8 @@ def verify(spark: SparkSession, logs: str | None, out: str, checkpoint: str | No
                 held[query.name].update(feeds[query.name].get(version, Counter()))
                 now = {row: count for row, count in held[query.name].items() if count}
                 truth = over(spark, query, tables)
-                differences, _ = compare(version, truth.counts, now, getattr(query, "rank", None),
-                                         tolerant_columns(query.sql, truth.types))
+                differences = compare(version, truth.counts, now, getattr(query, "rank", None),
+                                      tolerant_columns(query.sql, truth.types))
                 found += [Mismatch(query.name, difference.version, difference.row, difference.expected,
                                    difference.actual) for difference in differences]
                 checked += 1

@@ -380,7 +380,7 @@ def check_query(
         run.scratch_seconds.append(scratch)
         run.rows.append(sum(truth.values()))
         run.rows_changed.append(sum(abs(multiplicity) for multiplicity in changes.values()))
-        found, tolerated = compare(version, truth, engine.snapshot, getattr(query, "rank", None), tolerant)
+        found, tolerated = compared(version, truth, engine.snapshot, getattr(query, "rank", None), tolerant)
         run.differences += found
         run.tolerated += tolerated
     if query.partition_by is not None and not run.stopped:
@@ -393,7 +393,7 @@ def check_query(
             for version in versions:
                 for row, multiplicity in result.changes.get(version, {}).items():
                     add_multiplicity(held, row, multiplicity)
-                found += compare(version, truths[version], held, getattr(query, "rank", None), tolerant)[0]
+                found += compare(version, truths[version], held, getattr(query, "rank", None), tolerant)
             run.partitioned.append(Partitioned(
                 count, result.seconds, max(result.task_seconds.values(), default=0.0), found,
                 sorted(result.final_from),
@@ -452,7 +452,15 @@ def _phase(line: str) -> None:
 
 
 def compare(version: int, expected: Mapping[tuple, int], actual: Mapping[tuple, int],
-            rank: Callable[[tuple], tuple] | None = None, tolerant: Sequence[int] = ()) -> tuple[list[Difference], int]:
+            rank: Callable[[tuple], tuple] | None = None, tolerant: Sequence[int] = ()) -> list[Difference]:
+    """The rows whose multiplicities differ between ``expected`` and ``actual`` by the one equality rule
+    (``compared`` without its count)."""
+    return compared(version, expected, actual, rank, tolerant)[0]
+
+
+def compared(version: int, expected: Mapping[tuple, int], actual: Mapping[tuple, int],
+             rank: Callable[[tuple], tuple] | None = None,
+             tolerant: Sequence[int] = ()) -> tuple[list[Difference], int]:
     """The rows whose multiplicities differ between ``expected`` and ``actual`` by the one equality rule
     (``equality.compare_rows``), sorted by row (NULLs first), and how many rows were equal only within its
     tolerance (in the ``tolerant`` columns: ``equality.tolerant_columns``).
