@@ -329,6 +329,10 @@ REFUSALS = {
     "SELECT SUM(v) OVER (ORDER BY k ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM a": (
         1, 32, "the frame ROWS BETWEEN 1 PRECEDING AND CURRENT ROW is not in the subset"),
     "SELECT COUNT(DISTINCT v) OVER () FROM a": (1, 8, "COUNT(DISTINCT ...) OVER (...) is not in Spark SQL"),
+    "SELECT v AS k, k AS v FROM a QUALIFY ROW_NUMBER() OVER (ORDER BY k) = 1": (
+        1, 66, "k in QUALIFY names both a SELECT item and a column of the rows"),
+    "SELECT k, COUNT(*) FROM a GROUP BY k QUALIFY RANK() OVER (ORDER BY k) = 1": (
+        1, 38, "QUALIFY over a GROUP BY or an aggregate is not in the subset"),
     "SELECT SUM(v) OVER (PARTITION BY k RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM a": (
         1, 8, "a RANGE frame up to the current row needs an ORDER BY"),
     "SELECT LAG(v) OVER (ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM a": (

@@ -331,7 +331,7 @@ class QueryMaker:
                 else:
                     items.append(self.expr(family, scope, self.rng.randint(0, 2), bare=not exact))
         qualify = ""
-        if windows is not None and self.rng.random() < 0.2:
+        if windows is not None and mode == "plain" and self.rng.random() < 0.25:
             ranking = self._ranking(scope, total=True)
             if ranking is not None:
                 qualify = f" QUALIFY {ranking} {self.rng.choice(('=', '<=', '<'))} {self.rng.randint(1, 3)}"

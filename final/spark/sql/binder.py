@@ -187,17 +187,24 @@ class Binder:
         group = node.args.get("group")
         having = node.args.get("having")
         items = node.expressions
+        qualify = node.args.get("qualify")
         if group is not None or having is not None or any(_aggregates(item) for item in items):
+            if qualify is not None:
+                raise refuse(qualify, "QUALIFY over a GROUP BY or an aggregate is not in the subset (Spark 4.3 "
+                                      "resolves its names inconsistently there); filter the grouped query's rows "
+                                      "in a query around it")
             plan, compiler = self.aggregate(plan, node, group, having, ctes, outer)
         else:
             compiler = self._expressions(plan.fields, "in this SELECT list", outer, ctes)
-        qualify = node.args.get("qualify")
-        found = [window for item in [*items, *([qualify] if qualify else [])] for window in item.find_all(exp.Window)]
+        found = [window for item in items for window in item.find_all(exp.Window)]
         if found:
             plan, compiler = self.windows(plan, found, compiler)
         if qualify is not None:
-            plan = Filter(plan, self._qualified(plan, items, compiler).boolean(qualify.this),
-                          clause_text(qualify.this, "QUALIFY "))
+            qualifier = self._qualified(plan, items, compiler)
+            inside = list(qualify.find_all(exp.Window))
+            if inside:  # its own windows, whose names are QUALIFY's (a SELECT alias or a column)
+                plan, qualifier = self.windows(plan, inside, qualifier)
+            plan = Filter(plan, qualifier.boolean(qualify.this), clause_text(qualify.this, "QUALIFY "))
         exprs, fields = self.select_list(items, plan.fields, compiler)
         clause = clause_text(exp.Select(expressions=node.expressions))
         if distinct is not None:
@@ -239,13 +246,17 @@ class Binder:
     @staticmethod
     def _qualified(plan: Plan, items: list[exp.Expression], compiler: Expressions) -> Expressions:
         """The binder for QUALIFY: the SELECT list's binder, where a name that is no column of the rows is a
-        SELECT item's alias (``QUALIFY rn = 1``), as in Spark."""
+        SELECT item's alias (``QUALIFY rn = 1``), as in Spark, and a name that is both is refused as ambiguous."""
         aliases = {item.alias.lower(): item.this for item in items if isinstance(item, exp.Alias)}
         around = compiler.replace
 
         def replace(expression: exp.Expression) -> Scalar | None:
-            if isinstance(expression, exp.Column) and not expression.table and not _resolves(expression, plan.fields):
+            if isinstance(expression, exp.Column) and not expression.table:
                 alias = aliases.get(expression.name.lower())
+                if alias is not None and _resolves(expression, plan.fields):
+                    raise refuse(expression, f"{expression.name} in QUALIFY names both a SELECT item and a column "
+                                             f"of the rows: Spark calls it ambiguous; qualify the column or rename "
+                                             f"the item")
                 if alias is not None:
                     return compiler.bind(alias)
             return around(expression) if around is not None else None
