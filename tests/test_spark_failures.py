@@ -179,7 +179,7 @@ def test_an_unforeseen_spark_failure_is_one_line_and_its_trace_goes_to_spark_log
     def failing(spark, query, inputs, version):
         return spark.sql("SELECT raise_error('planted failure')").collect()
 
-    monkeypatch.setattr("final.spark.pipeline.from_scratch", failing)
+    monkeypatch.setattr("final.spark.pipeline.at", failing)
     out = tmp_path / "out"
     assert run_on_logs(logs, out) == 2
     error = the_error(capsys)
@@ -196,7 +196,7 @@ def test_spark_traces_stay_out_of_the_terminal(logs: Path, tmp_path: Path) -> No
         f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
         "from final.spark import pipeline\n"
         "from final.spark.__main__ import main\n"
-        "pipeline.from_scratch = lambda spark, *_: spark.sql(\"SELECT raise_error('planted failure')\").collect()\n"
+        "pipeline.at = lambda spark, *_: spark.sql(\"SELECT raise_error('planted failure')\").collect()\n"
         f"sys.exit(main({arguments!r}))\n"
     )
     finished = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,

@@ -323,7 +323,7 @@ class QueryMaker:
         families = list(targets) if targets is not None else [
             self._family(scope) for _ in range(self.rng.choice((1, 2, 2, 3, 4)))]
         items = []
-        windows = (scope, mode) if mode != "global" and self.rng.random() < 0.35 else None
+        windows = (scope, mode) if mode != "global" and self.rng.random() < 0.45 else None
         with self._correlating(qualified if mode == "plain" else None), self._windowing(windows):
             for position, family in enumerate(families):
                 if mode == "grouped" and targets is None and position < len(keys) and self.rng.random() < 0.7:
@@ -445,7 +445,7 @@ class QueryMaker:
         rows, mode = self._windows
         rng = self.rng
         with self._windowing(None), self._correlating(None):
-            choices = ["offset", "value"] + (["ranking"] if family == "int" else []) + (
+            choices = ["offset", "value", "value"] + (["ranking"] if family == "int" else []) + (
                 ["aggregate"] if mode == "plain" else [])
             choice = rng.choice(choices)
             if choice == "ranking":
@@ -457,9 +457,10 @@ class QueryMaker:
                 value = self._aggregate(family, ExprScope((), rows.columns), depth, bare)
                 if value is None or "DISTINCT" in value.sql:
                     return None
-                frame = rng.choice(("", "", "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
+                frame = rng.choice(("", "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
                                     "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
-                                    "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"))
+                                    "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING",
+                                    "RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"))
                 if not any(column.exact for column in rows.columns):
                     frame = ""  # no ORDER BY to be had: a frame up to the current row needs one
                 total = frame.startswith("ROWS") and "CURRENT" in frame
