@@ -13,6 +13,14 @@ def test_bench_workload_runs_and_checks_its_output(stage: str, workload: str) ->
     assert measure(stage, workload, n=50, updates=5) >= 0
 
 
+def test_windows_bench_runs() -> None:
+    from tests.bench.bench_windows import QUERIES, measure
+
+    for name in QUERIES:
+        load, change = measure(QUERIES[name], customers=3, rows=5, changes=4, rule=name == "latest")
+        assert load >= 0 and change >= 0
+
+
 def test_reachability_bench_runs() -> None:
     from tests.bench.bench_reachability import measure as measure_reachability
 

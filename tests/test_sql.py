@@ -431,6 +431,20 @@ def test_a_join_key_in_every_branch_of_an_or_is_the_join_key_not_every_pair():
     assert "every pair" not in lowered and "join on ((k#" in lowered
 
 
+@pytest.mark.parametrize("construct", ["the top row per group", "the top two per group by QUALIFY",
+                                       "the latest row per key"])
+def test_a_row_number_kept_to_its_first_rows_is_the_same_over_a_top_k(construct, monkeypatch):
+    """``window_top_k`` changes how the top rows per group are kept up to date, never which rows they are: the
+    query with the rule and without it holds the same rows at every version."""
+    from final.spark.sql import rules
+
+    with_rule, _ = ours(CONSTRUCTS[construct])
+    assert "window_top_k" in compile_sql(CONSTRUCTS[construct], TABLES, "q").rules
+    monkeypatch.setattr(rules, "RULES", tuple(pair for pair in rules.RULES if pair[0] != "window_top_k"))
+    assert "window_top_k" not in compile_sql(CONSTRUCTS[construct], TABLES, "q").rules
+    assert ours(CONSTRUCTS[construct])[0] == with_rule
+
+
 def test_one_equality_rule_exact_but_for_summed_doubles():
     """``run``, ``verify``, the fuzzer and these tests compare by one rule: values exactly as Spark types them,
     NaN one value and -0.0 equal to 0.0, and a DOUBLE column of a query with SUM or AVG within the tolerance,
