@@ -38,7 +38,8 @@ FIELD_FUNCTIONS = {exp.Year: "year", exp.Quarter: "quarter", exp.Month: "month",
 SPELLING = {exp.TimestampTrunc: "date_trunc", exp.DateTrunc: "trunc", exp.TsOrDsToDate: "to_date",
             exp.StrToTime: "to_timestamp", exp.TsOrDsAdd: "date_add", exp.DateDiff: "datediff",
             exp.AddMonths: "add_months", exp.CurrentDate: "current_date", exp.CurrentTimestamp: "current_timestamp",
-            exp.StrToUnix: "unix_timestamp", **FIELD_FUNCTIONS}
+            exp.StrToUnix: "unix_timestamp", exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or",
+            exp.VariancePop: "var_pop", exp.StrPosition: "locate", exp.RegexpLike: "rlike", **FIELD_FUNCTIONS}
 """Spark's names for the sqlglot nodes that have other names."""
 
 
@@ -46,6 +47,8 @@ def spelled(node: exp.Expression) -> str:
     """The function's name as a user of Spark SQL writes it."""
     if isinstance(node, exp.Anonymous):
         return node.name.lower()
+    if not isinstance(node, exp.Func):
+        return node.key  # ``any(x)``, parsed as ANY, which is no function node
     return SPELLING.get(type(node), node.sql_name().lower())
 
 
