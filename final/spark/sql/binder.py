@@ -119,7 +119,7 @@ class Binder:
         if len(references) != 1:
             raise refuse(step_node, f"the recursive term of {name} must read {name} exactly once")
         for bad in (inner for inner in step_node.walk() if is_aggregate(inner)):
-            raise refuse(bad, f"the recursive term of {name} cannot aggregate ({bad.sql_name()})")
+            raise refuse(bad, f"the recursive term of {name} cannot aggregate ({spelled(bad)})")
         base = self.query(base_node, ctes)
         names = columns or [f.name for f in base.fields]
         if len(names) != len(base.fields):
