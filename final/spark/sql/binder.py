@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from . import windows
 from .errors import SqlError, refuse
-from .expressions import Expressions, conjunction, construct, converted, field_at
+from .expressions import AGGREGATE_NAMES, Expressions, conjunction, construct, converted, field_at, is_aggregate
 from .functions import spelled
 from .logical import (
     LABEL_WIDTH,
@@ -48,8 +48,8 @@ from .logical import (
     produced,
     reads,
 )
-from .scalar import Field, Ref, Scalar
-from .types import BIGINT, DOUBLE, NULL, SqlType, bounded, wider
+from .scalar import Field, Ref, Scalar, ids
+from .types import BIGINT, BOOLEAN, DOUBLE, NULL, STRING, SqlType, bounded, wider
 
 
 def clause_text(node: exp.Expression | None, prefix: str = "") -> str:
@@ -121,7 +121,7 @@ class Binder:
         references = [table for table in step_node.find_all(exp.Table) if table.name.lower() == name]
         if len(references) != 1:
             raise refuse(step_node, f"the recursive term of {name} must read {name} exactly once")
-        for bad in step_node.find_all(exp.AggFunc):
+        for bad in (inner for inner in step_node.walk() if is_aggregate(inner)):
             raise refuse(bad, f"the recursive term of {name} cannot aggregate ({spelled(bad)})")
         base = self.query(base_node, ctes)
         names = columns or [f.name for f in base.fields]
@@ -220,7 +220,7 @@ class Binder:
             text = node.sql(dialect="spark").lower()
             if any(text in texts for _, _, texts, _ in steps.values()):
                 continue
-            spec, call = windows.bind(node, compiler, lambda inner, scope: self._aggregation(inner, scope, True))
+            spec, call = windows.bind(node, compiler, lambda inner, scope: self._aggregation(inner, scope, (), True))
             key = f"{[str(part) for part in spec[0]]} {[str(key) for key in spec[1]]}"
             steps.setdefault(key, (spec, [], [], node))
             steps[key][1].append(call)
@@ -433,14 +433,14 @@ class Binder:
                        for item in (group.expressions if group is not None else [])]
         # Each key bound where it is first written (the SELECT list's copy), so a refusal points there.
         keys = [inputs.bind(_first_copy(item, node.expressions)) for item in group_nodes]
-        calls: dict[str, tuple[exp.AggFunc, int]] = {}
+        calls: dict[str, tuple[exp.Expression, int]] = {}
         order = node.args.get("order")
         for item in [*node.expressions, *([having.this] if having is not None else []),
                      *(order.expressions if order is not None else [])]:
             for call in _aggregates(item):
                 calls.setdefault(call.sql(dialect="spark").lower(), (call, len(calls)))
         arguments = self._expressions(plan.fields, "inside an aggregate", outer, ctes)
-        aggregations = [self._aggregation(call, arguments) for call, _ in calls.values()]
+        aggregations = [self._aggregation(call, arguments, keys) for call, _ in calls.values()]
         fields = [Field(None, f"key{i}", key.type) for i, key in enumerate(keys)] + [
             Field(None, f"agg{i}", a.type) for i, a in enumerate(aggregations)]
         aggregated = Aggregate(plan, keys, aggregations, fields, group is None,
@@ -448,7 +448,7 @@ class Binder:
         width = len(keys)
 
         def replace(expression: exp.Expression) -> Scalar | None:
-            if isinstance(expression, exp.AggFunc):
+            if is_aggregate(expression):
                 found = calls.get(expression.sql(dialect="spark").lower())
                 if found is not None:
                     return Ref(fields[width + found[1]])
@@ -490,14 +490,18 @@ class Binder:
             raise refuse(item, "GROUP BY cannot hold an aggregate")
         return item
 
-    def _aggregation(self, call: exp.AggFunc, arguments: Expressions, window: bool = False) -> AggregateCall:
-        """``call`` bound over ``arguments``; in a ``window`` (``SUM(SUM(x)) OVER ()``) its argument may read the
-        GROUP BY's aggregates, which ``arguments`` then binds."""
-        if not isinstance(call, (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)):
-            raise refuse(call, f"the aggregate {spelled(call)}() is not in the subset (COUNT, SUM, AVG, MIN and "
-                               f"MAX are)")
-        function = type(call).__name__.lower()
-        inner = call.this
+    def _aggregation(self, call: exp.Expression, arguments: Expressions, keys: Sequence[Scalar],
+                     window: bool = False) -> AggregateCall:
+        """``call`` bound over ``arguments`` (``keys``: the GROUP BY's, for ``any_value``); in a ``window``
+        (``SUM(SUM(x)) OVER ()``) its argument may read the GROUP BY's aggregates, which ``arguments`` binds."""
+        function = _function(call)
+        if function is None:
+            raise refuse(call, f"the aggregate {spelled(call)}() is not in the subset (COUNT, SUM, AVG, MIN, MAX, "
+                               f"count_if, bool_and, bool_or, stddev, variance and their _samp and _pop forms are, "
+                               f"and any_value of a grouped expression)")
+        inner = _argument(call)
+        if inner is None and not isinstance(call, exp.Count):
+            raise refuse(call, f"{spelled(call)}() takes an argument")
         distinct = isinstance(inner, exp.Distinct)
         if distinct:
             if len(inner.expressions) != 1:
@@ -510,16 +514,27 @@ class Binder:
             raise refuse(call, "COUNT of several expressions is not in the subset")
         if _aggregates(inner) and not window:
             raise refuse(call, "an aggregate inside an aggregate is not SQL")
+        if function in ("count_if", "bool_and", "bool_or"):
+            condition = arguments.boolean(inner)
+            if distinct:
+                raise refuse(call, f"{spelled(call)}(DISTINCT ...) is not in the subset")
+            return AggregateCall(function, condition, False, BIGINT if function == "count_if" else BOOLEAN, text)
         argument = arguments.bind(inner)
         if isinstance(call, exp.Count):
             return AggregateCall("count", argument, distinct, BIGINT, text)
         if distinct:
             raise refuse(call, f"{spelled(call)}(DISTINCT ...) is not in the subset; COUNT(DISTINCT ...) is")
         kind = argument.type
+        if function == "any_value":
+            return self._any_value(call, argument, keys, text)
         if function in ("min", "max"):
             if kind == NULL:
                 raise refuse(call, f"{spelled(call)} of NULL has no type; CAST it")
             return AggregateCall(function, argument, False, kind, text)
+        if function in MOMENTS:
+            if not (kind.numeric or kind in (STRING, NULL)):
+                raise refuse(call, f"{spelled(call)}() needs numbers, not {kind}")
+            return AggregateCall(function, converted(argument, DOUBLE), False, DOUBLE, text)  # Spark's input type
         if not kind.numeric:
             raise refuse(call, f"{spelled(call)} needs numbers, not {kind}")
         if kind == DOUBLE:
@@ -530,6 +545,50 @@ class Binder:
             result = bounded(kind.precision + 10, kind.scale) if function == "sum" else bounded(
                 kind.precision + 4, kind.scale + 4)
         return AggregateCall(function, argument, False, result, text)
+
+    def _any_value(self, call: exp.Expression, argument: Scalar, keys: Sequence[Scalar], text: str) -> AggregateCall:
+        """``any_value(x)`` where every row of a group has the same ``x``: a constant, a GROUP BY expression, or
+        an expression of grouped columns only. Elsewhere Spark returns the value of whichever row it reads first,
+        which depends on its partitions and their order, so no answer kept here could be checked against it."""
+        grouped = {key.id for key in keys if isinstance(key, Ref)}
+        if not (ids(argument) <= grouped or str(argument) in {str(key) for key in keys}):
+            raise refuse(call, f"any_value({_argument(call).sql(dialect='spark')}) is Spark's value of whichever row "
+                               f"it reads first, which depends on how it partitions and orders the rows, so it "
+                               f"cannot be kept up to date or checked; use MIN or MAX, or group by the expression "
+                               f"(any_value of a grouped expression or a constant is in the subset)")
+        return AggregateCall("any_value", argument, False, argument.type, text)
+
+
+AGGREGATES = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",
+              exp.CountIf: "count_if", exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or",
+              exp.Stddev: "stddev_samp", exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop",
+              exp.Variance: "var_samp", exp.VariancePop: "var_pop", exp.AnyValue: "any_value"}
+"""The aggregates in the subset, by sqlglot's node (``variance`` and ``var_samp`` are one, ``stddev`` is
+``stddev_samp``), as ``AggregateCall.function`` names them."""
+MOMENTS = ("var_samp", "var_pop", "stddev_samp", "stddev_pop")
+"""The aggregates of a DOUBLE's spread: Spark casts their argument to DOUBLE."""
+
+
+def _function(call: exp.Expression) -> str | None:
+    """What aggregate ``call`` is in the subset (``AggregateCall.function``), or None."""
+    if isinstance(call, (exp.Anonymous, exp.Any)):
+        return AGGREGATE_NAMES.get(spelled(call))
+    return AGGREGATES.get(type(call))
+
+
+def _argument(call: exp.Expression) -> exp.Expression | None:
+    """An aggregate call's argument (``any(x)``'s is inside the parentheses sqlglot keeps).
+
+    Raises:
+        SqlError: an aggregate sqlglot does not know, given other than one argument.
+    """
+    if isinstance(call, exp.Anonymous):
+        if len(call.expressions) != 1:
+            raise refuse(call, f"{spelled(call)}() takes one argument")
+        return call.expressions[0]
+    if isinstance(call, exp.Any):
+        return call.this.this
+    return call.this
 
 
 def _named(plan: Plan, columns: list[str], node: exp.Expression, what: str) -> Plan:
@@ -581,13 +640,13 @@ def _matches_any(column: exp.Column, fields: Sequence[Field]) -> bool:
     return _resolves(column, list(fields))
 
 
-def _aggregates(node: exp.Expression) -> list[exp.AggFunc]:
+def _aggregates(node: exp.Expression) -> list[exp.Expression]:
     """The aggregate calls in ``node``, not looking into subqueries (theirs are their own); a window function's
     own aggregate (``SUM(x) OVER (...)``) is not one, an aggregate inside it (``SUM(SUM(x)) OVER``) is."""
     found = []
     for inner in node.walk(prune=lambda n: isinstance(n, (exp.Subquery, exp.Exists)) or (
             isinstance(n, exp.Select) and n is not node)):
-        if isinstance(inner, exp.AggFunc) and not _windowed(inner):
+        if is_aggregate(inner) and not _windowed(inner):
             found.append(inner)
     return found
 

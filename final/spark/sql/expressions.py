@@ -11,6 +11,12 @@ WHERE keeps a row only when its condition is true. Evaluation is lazy where
 Spark's is (``AND``, ``OR``, ``CASE``, ``COALESCE``), so a branch Spark
 never evaluates cannot raise here either.
 
+Calls of functions are bound next to this module, each family in its own:
+string functions in ``strings.py`` (Java's regular expressions read by
+``regex.py``), ``round``, ``floor``, ``greatest`` and ``nullif`` in
+``numbers.py``, dates and times in ``functions.py``; aggregates in the
+binder.
+
 A scope is the fields of the rows an expression reads, and the scopes of the
 queries around it (a correlated subquery reads the outer query's columns).
 ``Expressions`` can be given a ``replace`` hook that binds some nodes first
@@ -30,7 +36,7 @@ from typing import Any
 from sqlglot import exp
 
 from ..sqlfloat import NAN, sql_value
-from . import dates, functions
+from . import dates, functions, numbers, strings
 from .errors import SqlRuntimeError, refuse
 from .scalar import LAZY, VALUES, Call, Field, Literal, Ref, Scalar, Subquery
 from .types import (
@@ -84,8 +90,23 @@ NAMES = {
     exp.Exists: "EXISTS (subquery)",
     exp.Subquery: "a subquery in an expression",
     exp.Rollup: "GROUP BY ROLLUP", exp.Cube: "GROUP BY CUBE", exp.GroupingSets: "GROUP BY GROUPING SETS",
-    exp.ILike: "ILIKE", exp.Nullif: "NULLIF", exp.RegexpLike: "RLIKE", exp.Anonymous: "this function",
+    exp.ILike: "ILIKE", exp.Anonymous: "this function",
 }
+
+
+AGGREGATE_NAMES = {"every": "bool_and", "some": "bool_or", "any": "bool_or", "std": "stddev_samp"}
+"""Spark's aggregates that sqlglot parses as calls of unknown functions (or ``any(x)`` as ``ANY``), and the
+aggregate each is."""
+
+
+def is_aggregate(node: exp.Expression) -> bool:
+    """Whether ``node`` is an aggregate call: sqlglot's aggregate nodes, and ``every``, ``some``, ``std`` and
+    ``any(x)``, which it does not parse as such (``x = ANY (subquery)`` is no aggregate)."""
+    if isinstance(node, exp.AggFunc):
+        return True
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower() in AGGREGATE_NAMES
+    return isinstance(node, exp.Any) and isinstance(node.this, exp.Paren)
 
 
 def construct(node: exp.Expression) -> str:
@@ -206,9 +227,15 @@ class Expressions:
             return Call("concat", tuple(self.string(part) for part in parts), STRING, _concat)
         if kind is exp.Abs:
             return self._abs(node)
+        if kind in (exp.IgnoreNulls, exp.RespectNulls) and isinstance(node.this, exp.AnyValue):
+            return self.bind(node.this)  # any_value(x, true): the same value where any_value is deterministic
+        if strings.binds(node):
+            return strings.bind(self, node)
+        if numbers.binds(node):
+            return numbers.bind(self, node)
         if functions.binds(node):
             return functions.bind(self, node)
-        if isinstance(node, exp.AggFunc):
+        if is_aggregate(node):
             raise refuse(node, f"{functions.spelled(node)}() is an aggregate: it belongs in a SELECT list or HAVING "
                                f"with GROUP BY, not {self.where}")
         if kind is exp.Window:

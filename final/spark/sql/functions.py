@@ -38,7 +38,8 @@ FIELD_FUNCTIONS = {exp.Year: "year", exp.Quarter: "quarter", exp.Month: "month",
 SPELLING = {exp.TimestampTrunc: "date_trunc", exp.DateTrunc: "trunc", exp.TsOrDsToDate: "to_date",
             exp.StrToTime: "to_timestamp", exp.TsOrDsAdd: "date_add", exp.DateDiff: "datediff",
             exp.AddMonths: "add_months", exp.CurrentDate: "current_date", exp.CurrentTimestamp: "current_timestamp",
-            exp.StrToUnix: "unix_timestamp", **FIELD_FUNCTIONS}
+            exp.StrToUnix: "unix_timestamp", exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or",
+            exp.VariancePop: "var_pop", exp.StrPosition: "locate", exp.RegexpLike: "rlike", **FIELD_FUNCTIONS}
 """Spark's names for the sqlglot nodes that have other names."""
 
 
@@ -47,6 +48,8 @@ def spelled(node: exp.Expression) -> str:
     Spark's name for it, as sqlglot writes the call back in Spark's dialect."""
     if isinstance(node, exp.Anonymous):
         return node.name.lower()
+    if not isinstance(node, exp.Func):
+        return node.key  # ``any(x)``, parsed as ANY, which is no function node
     if type(node) in SPELLING:
         return SPELLING[type(node)]
     written = node.sql(dialect="spark").split("(", 1)[0].strip()

@@ -221,10 +221,15 @@ class MultiJoin(Plan):
                 + ", ".join(f"{a} = {b}" for _, a, _, b in self.equalities))
 
 
+COUNTS = ("count", "count_if")
+"""The aggregates that are 0 over no rows; every other one is NULL there."""
+
+
 @dataclass(frozen=True, eq=False)
 class AggregateCall:
-    """One aggregate: ``function`` (count, sum, avg, min, max) of ``argument`` (None for ``COUNT(*)``), of
-    distinct values when ``distinct``; ``type`` its Spark type, ``text`` its SQL."""
+    """One aggregate: ``function`` (count, sum, avg, min, max, count_if, bool_and, bool_or, var_samp, var_pop,
+    stddev_samp, stddev_pop, any_value) of ``argument`` (None for ``COUNT(*)``), of distinct values when
+    ``distinct``; ``type`` its Spark type, ``text`` its SQL."""
 
     function: str
     argument: Scalar | None
@@ -261,8 +266,8 @@ class Aggregate(Plan):
 
     def describe(self) -> str:
         kinds = sorted({call.function for call in self.calls})
-        how = "004: counts and sums in place" + (", MIN/MAX in a per-key hierarchy" if {"min", "max"} & set(kinds)
-                                                else "")
+        hierarchy = {"min", "max", "any_value"} & set(kinds)
+        how = "004: counts and sums in place" + (", MIN/MAX in a per-key hierarchy" if hierarchy else "")
         what = f"aggregate {', '.join(str(call) for call in self.calls) or 'groups'}"
         by = f" by {shown(self.keys)}" if self.keys else ""
         return f"{what}{by} ({how})" + (" + the empty input's row" if self.whole else "")

@@ -407,8 +407,8 @@ def _one(row: tuple) -> int:
 
 
 def aggregation(call: AggregateCall, argument: Callable[[tuple], Any] | None) -> Aggregation:
-    """The ``Aggregation`` for COUNT, SUM, AVG, MIN or MAX of ``argument`` (None for ``COUNT(*)``). Parts are
-    named by what they keep (``count:fare_amount``), so SUM, COUNT and AVG of one column in one query share
+    """The ``Aggregation`` for an aggregate call of ``argument`` (None for ``COUNT(*)``). Parts are named by
+    what they keep (``count:fare_amount``), so SUM, COUNT, AVG and STDDEV of one column in one query share
     them."""
     text = call.text.split("(", 1)[1][:-1] if "(" in call.text else call.text
     if call.function == "count":
@@ -419,6 +419,14 @@ def aggregation(call: AggregateCall, argument: Callable[[tuple], Any] | None) ->
         return _single(f"count:{text}", "count", argument)
     if call.function in ("min", "max"):
         return _single(f"{call.function}:{text}", call.function, argument)
+    if call.function == "any_value":
+        return _single(f"min:{text}", "min", argument)  # every row of the group has the one value (the binder's check)
+    if call.function == "count_if":
+        return _single(f"count_if:{text}", "count", _counted_if(argument, True))
+    if call.function in ("bool_and", "bool_or"):
+        return _every_or_some(text, argument, call.function == "bool_and")
+    if call.function in ("var_samp", "var_pop", "stddev_samp", "stddev_pop"):
+        return _spread(text, argument, call.function)
     kind = call.argument.type
     average = call.function == "avg"
     if kind == DOUBLE:
@@ -489,6 +497,72 @@ def _double_sum(text: str, fn: Callable[[tuple], Any], average: bool) -> Aggrega
 
 
 _INFINITIES = (float("inf"), float("-inf"))
+
+
+def _counted_if(fn: Callable[[tuple], Any], wanted: bool) -> Callable[[tuple], Any]:
+    """1 for a row where ``fn`` is ``wanted`` (True or False, not NULL), else None: what a count of them counts."""
+    return lambda row: 1 if fn(row) is wanted else None
+
+
+def _every_or_some(text: str, fn: Callable[[tuple], Any], every: bool) -> Aggregation:
+    """``bool_and`` (``every``) or ``bool_or`` of a condition: counts of its non-NULL values and of its false
+    (true) ones, which retract exactly; NULL when it has no value."""
+    count = f"count:{text}"
+    flagged = f"count_false:{text}" if every else f"count_if:{text}"
+    parts = [(count, "count", fn), (flagged, "count", _counted_if(fn, not every))]
+
+    def finish(values: dict) -> bool | None:
+        if not values[count]:
+            return None
+        return values[flagged] == 0 if every else values[flagged] > 0
+
+    return Aggregation(parts, finish)
+
+
+def _spread(text: str, fn: Callable[[tuple], Any], function: str) -> Aggregation:
+    """VAR_SAMP, VAR_POP, STDDEV_SAMP or STDDEV_POP of a DOUBLE: the count, and the sums of the finite values
+    and of their squares kept exact (as fractions), so a retraction takes off exactly what its row added, and
+    the non-finite values counted; the variance computed exactly from them, rounded once to a DOUBLE (an
+    infinity past DOUBLE's range), and its square root taken for a standard deviation.
+
+    Spark updates a running mean and sum of squared deviations in row order (Welford's method), so the last
+    bits of its answer depend on the partitioning, as its SUM's do. As Spark (its
+    ``spark.sql.legacy.statisticalAggregate`` off) gives them: NULL over no rows, NULL for one row in the
+    ``_samp`` forms, NaN when a value is NaN or infinite."""
+
+    def finite(row: tuple) -> Fraction | None:
+        value = fn(row)
+        return None if value is None or not math.isfinite(value) else Fraction(value)
+
+    def square(row: tuple) -> Fraction | None:
+        value = finite(row)
+        return None if value is None else value * value
+
+    def odd(row: tuple) -> int | None:
+        value = fn(row)
+        return 1 if value is not None and not math.isfinite(value) else None
+
+    count, total, squares, non_finite = (f"{part}:{text}" for part in ("count", "finite_sum", "finite_squares",
+                                                                        "non_finite"))
+    parts = [(count, "count", fn), (total, "sum", finite), (squares, "sum", square), (non_finite, "count", odd)]
+    sample = function.endswith("_samp")
+    root = function.startswith("stddev")
+
+    def finish(values: dict) -> float | None:
+        rows = values[count]
+        if not rows or (sample and rows == 1):
+            return None
+        if values[non_finite]:
+            return NAN
+        first, second = Fraction(values[total] or 0), Fraction(values[squares] or 0)
+        variance = (second - first * first / rows) / (rows - 1 if sample else rows)
+        try:
+            result = float(variance)
+        except OverflowError:
+            result = math.inf
+        return math.sqrt(result) if root else result
+
+    return Aggregation(parts, finish)
 
 
 # Set operations, loops, order -------------------------------------------------------------------------------------

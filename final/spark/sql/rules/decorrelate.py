@@ -34,6 +34,7 @@ from dataclasses import replace
 from ..errors import SqlError, SqlRuntimeError, refuse
 from ..expressions import comparison, conjunction
 from ..logical import (
+    COUNTS,
     Aggregate,
     AtMostOne,
     Distinct,
@@ -246,7 +247,7 @@ def _over_no_rows(plan: Plan, body: Aggregate, subquery: Subquery) -> tuple:
     """The subquery's row where no inner row matches: its SELECT over the aggregates of no rows (COUNT 0, every
     other aggregate NULL), or NULLs if its HAVING drops that row."""
     width = len(body.keys)
-    row = [None] * width + [0 if call.function == "count" else None for call in body.calls]
+    row = [None] * width + [0 if call.function in COUNTS else None for call in body.calls]
     values: dict[int, object] = {f.id: value for f, value in zip(body.fields, row, strict=True)}
     chain = []
     node = plan
