@@ -320,7 +320,15 @@ def _checker(tmp_path: Path, engine_body: str, *arguments: str) -> subprocess.Po
     return subprocess.Popen([sys.executable, "-m", "final.conformance", "check", "--engine",
                              f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(script))}", "--program", "distinct",
                              "--timeout", "60", "--report", str(tmp_path / "report.jsonl"), *arguments],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_interruptible)
+
+
+def _interruptible() -> None:
+    """In the checker's process before it starts: SIGINT as a terminal gives it, even when this suite runs in
+    the background, whose commands inherit SIGINT ignored (POSIX), and Python then never raises
+    KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _verdicts_written(report: Path, at_least: int, within: float = 60.0) -> None:
