@@ -5,10 +5,13 @@ dialect), then:
 
 1. binds it (``binder``): names resolved, every expression typed with
    Spark SQL's types and values (``types``, ``expressions``), the query a
-   logical plan of symbolic expressions (``logical``, ``scalar``);
+   logical plan of symbolic expressions (``logical``, ``scalar``); dates,
+   strings, numbers, regular expressions and window functions each bind in
+   a module of their own (``dates``/``functions``, ``strings``, ``numbers``,
+   ``regex``, ``windows``);
 2. rewrites the plan with the rules of ``rules.RULES``, in their stated
-   order (subqueries into joins, ORs factored, predicates pushed down, the
-   delta join chosen);
+   order (subqueries into joins, ORs factored, predicates pushed down, a
+   window's first rows as a top-k, columns pruned, the delta join chosen);
 3. lowers it (``lower``), one function per node, onto ``final/``'s stream
    API, when the pipeline builds the dataflow.
 
