@@ -26,6 +26,7 @@ from final.spark.incremental import IncrementalQuery
 from final.spark.query import Table
 from final.spark.sql import SqlError, compile_sql, explain
 from final.spark.sql.types import SqlType
+from tests.sql_history import History
 
 NAN, INF = float("nan"), float("inf")
 
@@ -65,56 +66,42 @@ HISTORY = [
 ]
 
 
-def tables_at(version: int) -> dict[str, Counter]:
-    """Each table's rows (with multiplicities) as of ``version``."""
-    held = {name: Counter() for name in TABLES}
-    for updates in HISTORY[: version + 1]:
-        for table, row, multiplicity in updates:
-            held[table][row] += multiplicity
-    return held
+SQL_HISTORY = History(TABLES, HISTORY)
+
+
+def keyed(results: list) -> list[Counter | str]:
+    """Each version's rows keyed by ``equality.row_key`` (a DECIMAL with its scale, a bool no int), errors as
+    they are."""
+    found: list[Counter | str] = []
+    for result in results:
+        if isinstance(result, str):
+            found.append(result)
+            continue
+        counted: Counter = Counter()
+        for row, count in result.items() if isinstance(result, Counter) else ((row, 1) for row in result):
+            counted[row_key(row)] += count  # two NaNs are one key, though not equal as Python floats
+        found.append(counted)
+    return found
 
 
 def ours(text: str) -> tuple[list[Counter | str], tuple[str, ...]]:
     """The compiled query's result at every version (or the error it stopped with), and its output types."""
-    query = compile_sql(text, TABLES, "q")
-    engine = IncrementalQuery(query)
-    results: list[Counter | str] = []
-    for version, updates in enumerate(HISTORY):
-        try:
-            engine.apply(version, [update for update in updates if update[0] in query.inputs])
-        except Exception as error:
-            results.append(f"error: {type(error).__name__}")
-            break
-        results.append(Counter({row_key(row): m for row, m in engine.snapshot.items()}))
-    return results, query.types
+    results, types = SQL_HISTORY.ours(text)
+    return keyed(results), types
 
 
 @pytest.fixture(scope="module")
 def spark_at(spark):
     """A function: Spark SQL's result of a query at every version (or the error it stopped with), and its types."""
-    frames = [{name: spark.createDataFrame(list(rows.elements()), TABLES[name].ddl).cache()
-               for name, rows in tables_at(version).items()} for version in range(len(HISTORY))]
+    runs = SQL_HISTORY.spark(spark)
+    run = next(runs)
 
-    def run(text: str) -> tuple[list[Counter | str], list[str]]:
-        results: list[Counter | str] = []
-        types: list[str] = []
-        for version in range(len(HISTORY)):
-            for name, frame in frames[version].items():
-                frame.createOrReplaceTempView(name)
-            try:
-                frame = spark.sql(text)
-                rows = frame.collect()
-            except Exception as error:
-                results.append(f"error: {type(error).__name__}")
-                break
-            types = [f.dataType.simpleString() for f in frame.schema]
-            results.append(Counter(row_key(tuple(row)) for row in rows))
-        return results, types
+    def keyed_run(text: str) -> tuple[list[Counter | str], list[str]]:
+        results, types = run(text)
+        return keyed(results), types
 
-    yield run
-    for tables in frames:
-        for frame in tables.values():
-            frame.unpersist()
+    yield keyed_run
+    next(runs, None)  # the cached tables dropped
 
 
 CONSTRUCTS = {

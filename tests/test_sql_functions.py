@@ -18,7 +18,6 @@ retractions.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from decimal import Decimal
 
@@ -28,8 +27,8 @@ from final.spark.fuzz.compare import same_rows
 from final.spark.incremental import IncrementalQuery
 from final.spark.query import Table
 from final.spark.sql import SqlError, compile_sql
-from final.spark.sql.errors import runtime_cause
 from final.spark.sql.regex import java_regex, java_replacement, replace_all
+from tests.sql_history import History
 
 NAN, INF = float("nan"), float("inf")
 
@@ -64,63 +63,14 @@ HISTORY = [
      ("g", G[3], -1), ("g", G[5], 1)],
 ]
 
-def tables_at(version: int) -> dict[str, Counter]:
-    """Each table's rows (with multiplicities) as of ``version``."""
-    held = {name: Counter() for name in TABLES}
-    for updates in HISTORY[: version + 1]:
-        for table, row, multiplicity in updates:
-            held[table][row] += multiplicity
-    return held
-
-
-def error_class(message: str) -> str:
-    """The error class a message starts with (``[DIVIDE_BY_ZERO] ...``), as ``error: DIVIDE_BY_ZERO``."""
-    found = re.search(r"\[([A-Z_.]+)\]", message)
-    return f"error: {found.group(1) if found else message.splitlines()[0]}"
-
-
-def ours(text: str) -> tuple[list[Counter | str], tuple[str, ...]]:
-    """The compiled query's result at every version (or the error it stopped with), and its output types."""
-    query = compile_sql(text, TABLES, "q")
-    engine = IncrementalQuery(query)
-    results: list[Counter | str] = []
-    for version, updates in enumerate(HISTORY):
-        try:
-            engine.apply(version, [update for update in updates if update[0] in query.inputs])
-        except Exception as error:
-            cause = runtime_cause(error)
-            results.append(error_class(str(cause)) if cause is not None else f"crash: {error!r}")
-            break
-        results.append(Counter(engine.snapshot))
-    return results, query.types
+SQL_HISTORY = History(TABLES, HISTORY)
+ours = SQL_HISTORY.ours
 
 
 @pytest.fixture(scope="module")
 def spark_at(spark):
     """A function: Spark SQL's rows of a query at every version (or the error it stopped with), and its types."""
-    frames = [{name: spark.createDataFrame(list(rows.elements()), TABLES[name].ddl).cache()
-               for name, rows in tables_at(version).items()} for version in range(len(HISTORY))]
-
-    def run(text: str) -> tuple[list[list[tuple] | str], list[str]]:
-        results: list[list[tuple] | str] = []
-        types: list[str] = []
-        for version in range(len(HISTORY)):
-            for name, frame in frames[version].items():
-                frame.createOrReplaceTempView(name)
-            try:
-                frame = spark.sql(text)
-                rows = frame.collect()
-            except Exception as error:
-                results.append(error_class(str(error)))
-                break
-            types = [f.dataType.simpleString() for f in frame.schema]
-            results.append([tuple(row) for row in rows])
-        return results, types
-
-    yield run
-    for tables in frames:
-        for frame in tables.values():
-            frame.unpersist()
+    yield from SQL_HISTORY.spark(spark)
 
 
 FAMILIES = {
