@@ -41,8 +41,9 @@ class History:
                 held[table][row] += multiplicity
         return held
 
-    def ours(self, text: str) -> tuple[list[Counter | str], tuple[str, ...]]:
-        """The compiled query's rows at every version (or the error it stopped with), and its output types."""
+    def ours(self, text: str) -> tuple[list[Counter | str], list[tuple[str, str]]]:
+        """The compiled query's rows at every version (or the error it stopped with), and its output columns'
+        names and types (Spark's names: as written, or Spark's for an item without AS)."""
         query = compile_sql(text, self.tables, "q")
         engine = IncrementalQuery(query)
         results: list[Counter | str] = []
@@ -54,17 +55,18 @@ class History:
                 results.append(error_class(str(cause)) if cause is not None else f"crash: {error!r}")
                 break
             results.append(Counter(engine.snapshot))
-        return results, query.types
+        return results, list(zip(query.columns, query.types, strict=True))
 
-    def spark(self, spark) -> Iterator[Callable[[str], tuple[list[list[tuple] | str], list[str]]]]:
+    def spark(self, spark) -> Iterator[Callable[[str], tuple[list[list[tuple] | str], list[tuple[str, str]]]]]:
         """For a module fixture: yields a function giving Spark SQL's rows of a query at every version (or the
-        error it stopped with) and its types; each version's tables are cached once, and dropped after."""
+        error it stopped with) and its columns' names and types; each version's tables are cached once, and
+        dropped after."""
         frames = [{name: spark.createDataFrame(list(rows.elements()), self.tables[name].ddl).cache()
                    for name, rows in self.at(version).items()} for version in range(len(self.updates))]
 
-        def run(text: str) -> tuple[list[list[tuple] | str], list[str]]:
+        def run(text: str) -> tuple[list[list[tuple] | str], list[tuple[str, str]]]:
             results: list[list[tuple] | str] = []
-            types: list[str] = []
+            schema: list[tuple[str, str]] = []
             for version in range(len(self.updates)):
                 for name, frame in frames[version].items():
                     frame.createOrReplaceTempView(name)
@@ -74,9 +76,9 @@ class History:
                 except Exception as error:
                     results.append(error_class(str(error)))
                     break
-                types = [f.dataType.simpleString() for f in frame.schema]
+                schema = [(f.name, f.dataType.simpleString()) for f in frame.schema]
                 results.append([tuple(row) for row in rows])
-            return results, types
+            return results, schema
 
         yield run
         for tables in frames:

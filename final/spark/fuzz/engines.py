@@ -25,6 +25,7 @@ from ...errors import DataflowError
 from ..incremental import IncrementalQuery
 from ..query import Table
 from ..sql import SqlQuery
+from ..sql.dialect import SPARK
 from ..sql.errors import runtime_cause
 from ..truth import over
 from .compare import Answer
@@ -153,7 +154,7 @@ class SqliteOracle:
                 marks = ", ".join("?" for _ in table.columns)
                 connection.executemany(f"INSERT INTO {table.name} VALUES ({marks})",
                                        dataset.commits[version].rows[index])
-            translated = sqlglot.transpile(text, read="spark", write="sqlite")[0]
+            translated = sqlglot.transpile(text, read=SPARK, write="sqlite")[0]
             return Answer(tuple(tuple(row) for row in connection.execute(translated).fetchall()))
         except (sqlite3.Error, ValueError) as error:
             return Answer(refused=f"SQLite: {error}")

@@ -20,6 +20,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..query import Table
+from ..sql.dialect import SPARK
 from .check import Checker, Outcome
 from .data import Dataset, DatasetCommit, Row
 from .queries import FuzzCase
@@ -111,7 +112,7 @@ class Shrinker:
         index = 0
         while not self._late():
             try:
-                tree = sqlglot.parse_one(self._case.text, read="spark")
+                tree = sqlglot.parse_one(self._case.text, read=SPARK)
             except sqlglot.errors.SqlglotError:
                 return progress
             nodes = list(tree.walk())

@@ -1,14 +1,15 @@
 """Your own SQL, kept up to date: a subset of Spark SQL compiled into ``final/`` dataflows, in layers.
 
 ``compile_sql(text, tables)`` parses one query with sqlglot (Spark's
-dialect), then:
+dialect as Spark 4.3 reads strings: ``dialect``), then:
 
 1. binds it (``binder``): names resolved, every expression typed with
    Spark SQL's types and values (``types``, ``expressions``), the query a
    logical plan of symbolic expressions (``logical``, ``scalar``); dates,
    strings, numbers, regular expressions and window functions each bind in
    a module of their own (``dates``/``functions``, ``strings``, ``numbers``,
-   ``regex``, ``windows``);
+   ``regex``, ``windows``); an item without AS is named as Spark names it
+   (``names``);
 2. rewrites the plan with the rules of ``rules.RULES``, in their stated
    order (subqueries into joins, ORs factored, predicates pushed down, a
    window's first rows as a top-k, columns pruned, the delta join chosen);
@@ -46,6 +47,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from ..query import Query, Table
 from .binder import Binder
+from .dialect import SPARK
 from .errors import SqlError, SqlRuntimeError, located, refuse
 from .logical import Aggregate, Filter, Plan, Project, Rename, Scan, Sort, TopK, nodes
 from .lower import Env, lower, rank_of
@@ -102,7 +104,7 @@ def compile_sql(text: str, tables: Mapping[str, Table], name: str = "query", sou
             columns[table.name] = [(column, SqlType.of_text(kind)) for column, kind in table.columns]
         except ValueError as error:
             raise SqlError(f"table {table.name}: {error}") from None
-    binder = Binder(columns)
+    binder = Binder(columns, text)
     try:
         bound = binder.query(node, {})
         plan, applied = rewrite(bound)
@@ -111,7 +113,7 @@ def compile_sql(text: str, tables: Mapping[str, Table], name: str = "query", sou
     inputs = tuple(binder.read)
     if not inputs:
         raise refuse(node, "the query reads no table: there is nothing to keep up to date")
-    names = _unique([f.name for f in plan.fields])
+    names = [f.name for f in plan.fields]  # Spark's: as written, or its name for an unnamed item (``names``)
     recursive = _recursion(node)
 
     def build(*streams: Any) -> Any:
@@ -180,11 +182,11 @@ def _partition_header(text: str, query: SqlQuery) -> dict[str, str | None]:
 def parse(text: str) -> exp.Expression:
     """``text`` as one sqlglot expression (Spark's dialect); a SqlError for a syntax error or several statements."""
     try:
-        for token in sqlglot.tokenize(text, read="spark"):
+        for token in sqlglot.tokenize(text, read=SPARK):
             if token.text.upper() == "TRY_CAST":
                 raise SqlError("TRY_CAST is not in the subset (it turns errors into NULL); use CAST", token.line,
                                token.col - len(token.text) + 1)
-        statements = [statement for statement in sqlglot.parse(text, read="spark") if statement is not None]
+        statements = [statement for statement in sqlglot.parse(text, read=SPARK) if statement is not None]
     except ParseError as error:
         found = error.errors[0] if error.errors else {}
         raise SqlError(f"syntax error: {found.get('description') or error}", found.get("line") or 0,
@@ -196,16 +198,6 @@ def parse(text: str) -> exp.Expression:
     if not statements:
         raise SqlError("the file holds no query")
     return statements[0]
-
-
-def _unique(names: list[str]) -> list[str]:
-    """Output column names made unique (``name``, ``name_2``, ...), as an output table needs them."""
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        count = seen[name.lower()] = seen.get(name.lower(), 0) + 1
-        out.append(name if count == 1 else f"{name}_{count}")
-    return out
 
 
 def _recursion(node: exp.Expression) -> str | None:

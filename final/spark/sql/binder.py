@@ -48,6 +48,7 @@ from .logical import (
     produced,
     reads,
 )
+from .names import item_name
 from .scalar import Field, Ref, Scalar, ids
 from .types import BIGINT, BOOLEAN, DOUBLE, NULL, STRING, SqlType, bounded, wider
 
@@ -80,8 +81,9 @@ class Binder:
     """Binds one query over ``tables`` (name -> columns as ``(name, SqlType)``); ``read`` collects the tables the
     query reads, in order."""
 
-    def __init__(self, tables: Mapping[str, Sequence[tuple[str, SqlType]]]) -> None:
+    def __init__(self, tables: Mapping[str, Sequence[tuple[str, SqlType]]], text: str = "") -> None:
         self.tables = {name.lower(): (name, columns) for name, columns in tables.items()}
+        self.text = text
         self.read: list[str] = []
 
     # Queries
@@ -357,12 +359,7 @@ class Binder:
                 continue
             inner = item.this if isinstance(item, exp.Alias) else item
             bound = compiler.bind(inner)
-            if isinstance(item, exp.Alias):
-                name = item.alias
-            elif isinstance(inner, exp.Column):
-                name = inner.name
-            else:
-                name = f"_c{len(out)}"
+            name = item.alias if isinstance(item, exp.Alias) else item_name(inner, self.text, compiler.bound)
             exprs.append(bound)
             out.append(Field(None, name, bound.type))
         return exprs, out

@@ -142,6 +142,7 @@ class Expressions:
         self.outer = outer
         self.subquery = subquery
         self.correlated: list[Field] = []
+        self.seen: dict[int, Scalar] = {}  # by the id of each node bound, which the query's tree keeps alive
 
     def scopes(self) -> list[Sequence[Field]]:
         """This scope and the outer ones, innermost first: what a subquery here sees around it."""
@@ -153,6 +154,16 @@ class Expressions:
         Raises:
             SqlError: a construct outside the subset, an unknown column, or types Spark would not combine.
         """
+        scalar = self._bind(node)
+        self.seen[id(node)] = scalar
+        return scalar
+
+    def bound(self, node: exp.Expression) -> Scalar | None:
+        """What ``node`` was bound to here, if it was: where Spark's name for an item depends on its type
+        (``names``)."""
+        return self.seen.get(id(node))
+
+    def _bind(self, node: exp.Expression) -> Scalar:
         if self.replace is not None:
             found = self.replace(node)
             if found is not None:
