@@ -99,6 +99,25 @@ def test_a_refused_query_exits_2_naming_its_file_line_and_column(tmp_path, capsy
     assert one_error(capsys).startswith(f"error: {bad}:2:3: column nope is not found")
 
 
+@pytest.mark.slow
+def test_a_follow_refuses_output_columns_a_delta_table_cannot_hold(tmp_path, capsys) -> None:
+    from deltalake import write_deltalake
+
+    write_deltalake(str(tmp_path / "t"), pyarrow.table({"id": pyarrow.array([1, 1, 2], pyarrow.int64())}),
+                    configuration={"delta.enableChangeDataFeed": "true"})
+    unnamed = write(tmp_path, "unnamed.sql", "SELECT id, count(*) FROM t GROUP BY id")
+    twice = write(tmp_path, "twice.sql", "SELECT id, id + 1 AS ID FROM t")
+    for sql, message in ((unnamed, r"output column 2 is named 'count\(1\)' \(Spark SQL's name for an item without "
+                                   r"AS\), which a Delta table cannot hold: .* name it with AS"),
+                         (twice, r"output columns 1 and 2 are both named 'ID'.* rename one with AS")):
+        given = ["--table", f"t={tmp_path / 't'}", "--sql", sql, "--out", str(tmp_path / "out")]
+        assert main(["follow", *given, "--available-now"]) == 2
+        assert re.search(message, one_error(capsys))
+        assert not (tmp_path / "out").exists()  # refused before any work
+    # run writes no table: it checks the unnamed column against Spark SQL's
+    assert main(["run", "--table", f"t={tmp_path / 't'}", "--sql", unnamed, "--out", str(tmp_path / "run")]) == 0
+
+
 def bad_tables(folder: Path) -> dict[str, tuple[list[str], str]]:
     """Each --table refused: the arguments, and what the error line says."""
     from deltalake import write_deltalake

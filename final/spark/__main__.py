@@ -339,14 +339,17 @@ def _followed(arguments: argparse.Namespace, own: list, following: bool = False)
         SqlError: a query is refused (``_queries``).
         TableError: --table binds other tables than the checkpoint's follow did; with ``following``, a change log
             has no commit markers.
-        FollowError: a query reads a data set that is not there (``follow.data_sets``).
+        FollowError: a query's output columns cannot be a Delta table's (``follow.output_columns``); a query
+            reads a data set that is not there (``follow.data_sets``).
     """
-    from .follow import data_sets
+    from .follow import data_sets, output_columns
 
     if not arguments.logs and not own:
         raise ValueError(f"{arguments.command} reads the tables of --logs DIR, of --table NAME=PATH, or both; e.g. "
                          f"--logs out/spark/logs")
     queries = _queries(arguments.sql) if arguments.sql else None
+    for query in queries or ():
+        output_columns(query)  # a column no output table can hold is refused before the checkpoint is touched
     bound = None
     if own:
         from .catalog import BOUND

@@ -172,7 +172,8 @@ def data_sets(logs: str | None, queries: Sequence[Query] | None = None, bound: s
 
     Raises:
         FollowError: ``logs`` holds no data set, or a data set lacks a table (``datasets_in``); a query reads a
-            data set that neither ``logs`` holds nor ``--table`` binds; no query reads any.
+            data set that neither ``logs`` holds nor ``--table`` binds; no query reads any; a query's output
+            columns cannot be a Delta table's (``output_columns``).
     """
     folders = {name: os.path.join(logs, name) for name in datasets_in(logs)} if logs else {}
     if bound is not None:
@@ -189,6 +190,9 @@ def data_sets(logs: str | None, queries: Sequence[Query] | None = None, bound: s
                                   f"--logs a folder holding {query.dataset}/<table> for each of its tables")
         chosen = {name: tuple(query for query in queries if query.dataset == name) for name in folders}
     followed = [Followed(name, folder, chosen[name]) for name, folder in folders.items() if chosen[name]]
+    for each in followed:
+        for query in each.queries:
+            output_columns(query)  # refused before any work: a column its output table cannot hold
     if not followed:
         raise FollowError("no query reads the tables given (with --table, name the queries with --sql FILE.sql)")
     return followed, [name for name in folders if not chosen[name]]
@@ -252,9 +256,29 @@ def _write_json(path: str, value: object) -> None:
         json.dump(value, file, indent=1, sort_keys=True)
 
 
+DELTA_FORBIDDEN = " ,;{}()\n\t="
+"""The characters a Delta table's column names cannot hold without column mapping (Spark's Delta writer refuses
+them, and so does a follow, which writes tables any Delta reader reads)."""
+
+
 def output_columns(query: Query) -> list[str]:
-    """A query's output column names as its Delta table holds them: ``users.id`` becomes ``users_id``."""
-    return [column.replace(".", "_") for column in query.columns]
+    """A query's output column names as its Delta table holds them: ``users.id`` becomes ``users_id``.
+
+    Raises:
+        FollowError: two columns have one name (Delta's names ignore case), or a name has a character of
+            ``DELTA_FORBIDDEN``: Spark's name for an unnamed SQL item (``count(1)``) has; name it with AS.
+    """
+    names = [column.replace(".", "_") for column in query.columns]
+    for position, name in enumerate(names):
+        if any(char in DELTA_FORBIDDEN for char in name):
+            raise FollowError(f"{query.source}: output column {position + 1} is named {name!r} (Spark SQL's name for "
+                              f"an item without AS), which a Delta table cannot hold: its column names have none of "
+                              f"{DELTA_FORBIDDEN!r} (Spark's Delta writer refuses them too); name it with AS")
+        first = next(earlier for earlier, other in enumerate(names) if other.lower() == name.lower())
+        if first != position:
+            raise FollowError(f"{query.source}: output columns {first + 1} and {position + 1} are both named "
+                              f"{name!r}, and a Delta table holds each name once (ignoring case); rename one with AS")
+    return names
 
 
 def output_schema(spark: SparkSession, query: Query) -> pyarrow.Schema:
