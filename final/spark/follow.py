@@ -78,7 +78,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..trace import add_multiplicity
+from .. import add_multiplicity
 from . import delta, sources
 from .catalog import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
 from .changelog import MULTIPLICITY, VERSION

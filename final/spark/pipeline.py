@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
-from ..trace import add_multiplicity
+from .. import add_multiplicity
 from . import changelog, datasets, delta, sources
 from .catalog import DATASETS, TABLES, Query, queries_of
 from .equality import TOLERANCE, compare_rows, tolerant_columns
