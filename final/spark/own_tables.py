@@ -19,10 +19,11 @@ A follow keeps its links in its checkpoint (``CHECKPOINT/_tables``), where
 they record the path each name was bound to: a restart or a ``verify``
 that binds a name elsewhere is refused.
 
-Change logs in the Parquet layout are read as ``run --logs`` reads them: the
-files their commit markers name, when the folder holding the log has markers
-(``<parent>/_commits``, naming each table by its folder's name), else every
-file. A follow needs the markers: they say when a commit is whole.
+Change logs in the Parquet layout are read as ``run --logs`` reads them
+(``sources.log_files``): the files their commit markers name, when the
+folder holding the log has markers (``<parent>/_commits``, naming each
+table by its folder's name), else every file. A follow needs the markers:
+they say when a commit is whole.
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 
 For every data set asked for, first: generate its tables (or read them,
 checked), slice each into a change log written as Parquet in Delta's change
-data feed convention, and read the logs back, checked; so a bad input of the
-last data set stops the run before the first is checked. Then for each data
+data feed convention, and read the logs back, checked (``sources``: the
+Arrow tables the one check of a change log returns, made Spark DataFrames);
+so a bad input of the last data set stops the run before the first is
+checked. Then for each data
 set's queries and each
 version, in order: ``final/`` applies that version's updates to its dataflow
 (timed), Spark SQL recomputes the query from scratch on the accumulated
@@ -34,6 +36,7 @@ from .incremental import IncrementalQuery, versions_of
 from .inputs import data_files
 from .outputs import replace_folder
 from .partitioned import run_partitioned
+from .sources import Change
 from .truth import at
 
 if TYPE_CHECKING:
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
 EMBEDDED_VERSIONS = 12
 """Versions in the embedded run: an initial load, then eleven small commits."""
 
-Feed = Callable[[list[tuple[int, str, tuple, int]]], list[tuple[int, str, tuple, int]]]
+Feed = Callable[[list[Change]], list[Change]]
 """What ``final/`` is fed, given the log's updates: the identity, except when a test plants a fault."""
 
 
@@ -264,44 +267,49 @@ def append_logs(spark: SparkSession, dataset: str, folder: str, commits: int, se
 
 
 def _delta_log(spark: SparkSession, path: str, table: str) -> DataFrame:
-    """A Delta table's whole change data feed as a change log in Spark (typed, with ``_multiplicity``)."""
-    return changelog.with_multiplicity(changelog.typed_log(spark.createDataFrame(delta.change_feed(path)), table))
+    """A Delta table's whole change data feed as a change log in Spark, checked (``sources.read_feed``)."""
+    return spark.createDataFrame(sources.read_feed(path, table).arrow)
 
 
 def read_logs(spark: SparkSession, dataset: str, paths: dict[str, str]) -> dict[str, DataFrame]:
-    """Each table's change log, read and checked (``changelog.read``), cached for the many queries to come.
+    """Each table's change log in the Parquet layout, read and checked (``sources.read_log``), as a Spark
+    DataFrame (the log's columns and ``_multiplicity``), cached for the many queries to come.
 
     Where the data set has commit markers (``sources.MARKERS``), only the files they name are read, as a follow
-    reads them: a file that landed without its marker is not part of the log yet.
+    reads them: a file that landed without its marker is not part of the log yet (``sources.log_files``).
+
+    Raises:
+        ChangeLogError: a log is missing or fails a check (``sources.History``).
     """
-    marked: dict[str, list[str]] = defaultdict(list)
-    folders = {os.path.dirname(os.path.normpath(path)) for path in paths.values()}
-    for folder in folders:
-        for number in range(sources.newest_commits(folder, dataset)[sources.MARKERS] + 1):
-            for table, files in sources.marker_files(folder, number).items():
-                marked[table] += files
-    return {table: changelog.read(spark, path, table, marked.get(table) if marked else None).cache()
-            for table, path in paths.items()}
+    frames = {}
+    for table, path in paths.items():
+        files = sources.log_files(os.path.dirname(os.path.normpath(path)), table)
+        frames[table] = spark.createDataFrame(sources.read_log(files, table).arrow).cache()
+    return frames
 
 
 def bound_logs(spark: SparkSession, folder: str, dataset: str) -> dict[str, DataFrame]:
     """``dataset``'s Delta tables in ``folder`` (``folder/<table>``) as change logs with one version per commit:
-    every commit, checked (``sources.read_commit``), bound in commit-time order as a follow binds them; cached."""
+    every commit, checked (``sources.read_commit_logs``), bound in commit-time order as a follow binds them;
+    cached.
+
+    Raises:
+        ChangeLogError: a commit fails a check, or cannot be read.
+    """
+    import pyarrow
+
     commits = sources.commits_between(folder, dataset, {}, sources.newest_commits(folder, dataset))
-    found: dict[str, list[tuple]] = {table: [] for table in DATASETS[dataset]}
+    found: dict[str, list[pyarrow.Table]] = {table: [] for table in DATASETS[dataset]}
     for version, commit in enumerate(commits):
-        for _, table, record, multiplicity in sources.read_commit(folder, commit):
-            found[table].append((*record, "insert" if multiplicity > 0 else "delete", version))
-    frames = {}
-    for table, rows_found in found.items():
-        frame = spark.createDataFrame(rows_found, f"{TABLES[table].ddl}, {changelog.CHANGE_TYPE} STRING, "
-                                                  f"{changelog.VERSION} BIGINT")
-        frames[table] = changelog.with_multiplicity(frame).cache()
-    return frames
+        for log in sources.read_commit_logs(folder, commit):
+            found[log.table].append(log.at(version).arrow)
+    return {table: spark.createDataFrame(pyarrow.concat_tables(logs) if logs
+                                         else sources.log_schema(table).empty_table()).cache()
+            for table, logs in found.items()}
 
 
-def updates(logs: dict[str, DataFrame]) -> list[tuple[int, str, tuple, int]]:
-    """Every log's updates as ``(version, table, record, multiplicity)``, sorted by version.
+def updates(logs: dict[str, DataFrame]) -> list[Change]:
+    """Every log's updates as ``Change``s, sorted by version.
 
     Each log reaches the driver as Arrow record batches (``rows``), not as
     Spark ``Row`` objects, and becomes records one batch at a time.
@@ -310,8 +318,8 @@ def updates(logs: dict[str, DataFrame]) -> list[tuple[int, str, tuple, int]]:
     for table, log in logs.items():
         names = TABLES[table].names
         for row in rows(log.select(changelog.VERSION, *names, changelog.MULTIPLICITY)):
-            found.append((row[0], table, row[1:-1], row[-1]))
-    found.sort(key=lambda update: update[0])
+            found.append(Change(row[0], table, row[1:-1], row[-1]))
+    found.sort(key=lambda update: update.version)
     return found
 
 
@@ -501,7 +509,7 @@ def run_pipeline(
 
     Raises:
         DatasetError, ChangeLogError: a table or change log that cannot be read (see ``datasets.read``,
-            ``changelog.read``).
+            ``read_logs``, ``bound_logs``).
     """
     partitions = list(partitions)
     queries = None if queries is None else list(queries)
