@@ -233,3 +233,11 @@ def test_versions_go_forward_from_one_commit_to_the_next(tmp_path: Path) -> None
         sources.read_commit(str(folder), Commit(MARKERS, 1, 0), histories)
     with pytest.raises(ChangeLogError, match=back):
         sources.read_log(sources.log_files(str(folder), "roots"), "roots")
+
+
+def test_a_delete_of_text_names_the_row_as_sql_shows_it() -> None:
+    changes = pyarrow.table({"zc": pyarrow.array([1, 1, 2], pyarrow.int32()), "agent_name": ["Ann", "Ann", "O'Neil"],
+                             "_change_type": ["insert", "delete", "delete"], "_commit_version": [0, 1, 1]})
+    with pytest.raises(ChangeLogError, match=re.escape("agent.parquet, row 3 (counted from 1): table agent has no row "
+                                                       "(zc = 2, agent_name = 'O''Neil') to delete at version 1")):
+        sources.History("agent").take([(changes, "agent.parquet")])

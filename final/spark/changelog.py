@@ -15,9 +15,10 @@ update_preimage     the row before the update    -1
 delete              the row's data columns       -1
 ==================  ===========================  ============
 
-at version ``_commit_version``. A correction is a retraction plus an
-insertion at one version; the table at version ``v`` is every record whose
-multiplicities up to ``v`` add up to more than zero, that many times.
+at version ``_commit_version`` (``multiplicities`` makes the column, where
+a log is read). A correction is a retraction plus an insertion at one
+version; the table at version ``v`` is every record whose multiplicities up
+to ``v`` add up to more than zero, that many times.
 
 ``slice_versions`` makes a log from a table with a Spark job: most rows at
 version 0, the rest inserted in time order over the later versions, and a
@@ -44,6 +45,7 @@ from .datasets import FIRST_PICKUP, unit
 from .outputs import replace_with_spark
 
 if TYPE_CHECKING:
+    import pyarrow
     from pyspark.sql import Column, DataFrame, SparkSession
 
 CHANGE_TYPE, VERSION, TIMESTAMP = "_change_type", "_commit_version", "_commit_timestamp"
@@ -210,13 +212,15 @@ def write(log: DataFrame, path: str) -> None:
     replace_with_spark(path, log.orderBy(VERSION).write.parquet)
 
 
-def with_multiplicity(log: DataFrame) -> DataFrame:
-    """``log`` with ``_multiplicity``: each change type's of ``MULTIPLICITIES`` (a follow's output, read back in
-    Spark; a log read by ``sources`` has it already)."""
-    from pyspark.sql import functions as F
+def multiplicities(kinds: pyarrow.ChunkedArray) -> pyarrow.ChunkedArray:
+    """The multiplicity of each change type in ``kinds`` (a ``_change_type`` column, as Arrow reads it), by
+    ``MULTIPLICITIES``: +1 for insert and update_postimage, -1 for delete and update_preimage. The whole
+    translation from Delta's change feed to differential dataflow, made where a log is read (``sources``)."""
+    import pyarrow
+    import pyarrow.compute as pc
 
-    positive = F.col(CHANGE_TYPE).isin(*(kind for kind, multiplicity in MULTIPLICITIES.items() if multiplicity > 0))
-    return log.withColumn(MULTIPLICITY, F.when(positive, 1).otherwise(-1))
+    positive = pyarrow.array([kind for kind, multiplicity in MULTIPLICITIES.items() if multiplicity > 0])
+    return pc.if_else(pc.is_in(kinds, value_set=positive), 1, -1).cast(pyarrow.int64())
 
 
 def snapshot(log: DataFrame, table: str, version: int) -> DataFrame:

@@ -82,7 +82,7 @@ from .. import add_multiplicity
 from . import delta, sources
 from .arrow_types import arrow_type
 from .catalog import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
-from .changelog import MULTIPLICITY, VERSION, ChangeLogError
+from .changelog import CHANGE_TYPE, MULTIPLICITY, VERSION, ChangeLogError, multiplicities
 from .incremental import IncrementalQuery
 from .outputs import remove_leftovers, replace_file
 from .sources import MARKERS, Change, Commit, CommitError, History
@@ -747,10 +747,9 @@ def _await(followers: list[Follower], queries: list, stop: _Stop) -> None:
 
 def read_output(spark: SparkSession, out: str, query: Query) -> DataFrame:
     """A query's change feed as the follow wrote it (its output table's change data feed, read with
-    ``deltalake``), with ``_multiplicity``: +1 for insert and update_postimage, -1 for delete and update_preimage."""
-    from .changelog import with_multiplicity
-
-    return with_multiplicity(spark.createDataFrame(delta.change_feed(os.path.join(out, query.name))))
+    ``deltalake``), with ``_multiplicity`` (``changelog.multiplicities``)."""
+    feed = delta.change_feed(os.path.join(out, query.name))
+    return spark.createDataFrame(feed.append_column(MULTIPLICITY, multiplicities(feed.column(CHANGE_TYPE))))
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
 from .arrow_types import arrow_type, is_text, pandas_type, sql_words
 from .catalog import DATASETS, TABLES
-from .changelog import CHANGE_TYPE, MULTIPLICITIES, MULTIPLICITY, TIMESTAMP, VERSION, ChangeLogError
+from .changelog import CHANGE_TYPE, MULTIPLICITIES, MULTIPLICITY, TIMESTAMP, VERSION, ChangeLogError, multiplicities
 from .outputs import record_text, sql_text
 
 if TYPE_CHECKING:
@@ -256,10 +256,10 @@ class CheckedLog:
         """The rows as ``Change``s, in order."""
         columns = [_values(self.arrow.column(name)) for name in TABLES[self.table].names]
         versions = self.arrow.column(VERSION).to_pylist()
-        multiplicities = self.arrow.column(MULTIPLICITY).to_pylist()
+        row_multiplicities = self.arrow.column(MULTIPLICITY).to_pylist()
         records = zip(*columns, strict=True)
         return [Change(version, self.table, record, multiplicity)
-                for version, record, multiplicity in zip(versions, records, multiplicities, strict=True)]
+                for version, record, multiplicity in zip(versions, records, row_multiplicities, strict=True)]
 
     def at(self, version: int) -> CheckedLog:
         """The same changes, every one at ``version`` (a Delta commit bound to a version of its data set)."""
@@ -325,7 +325,6 @@ class History:
     def _piece(self, rows: pyarrow.Table, where: str, version: int | None) -> pyarrow.Table:
         """One piece, checked but for its deletes, in ``log_schema``."""
         import pyarrow
-        import pyarrow.compute as pc
 
         columns = _columns(rows, self.table, where)
         kinds = self._change_types(rows, where)
@@ -333,9 +332,8 @@ class History:
             versions = self._versions(rows, where)
         else:
             versions = pyarrow.repeat(pyarrow.scalar(version, pyarrow.int64()), rows.num_rows)
-        positive = pyarrow.array([kind for kind, multiplicity in MULTIPLICITIES.items() if multiplicity > 0])
-        multiplicities = pc.if_else(pc.is_in(kinds, value_set=positive), 1, -1).cast(pyarrow.int64())
-        return pyarrow.Table.from_arrays([*columns, kinds, versions, multiplicities], schema=log_schema(self.table))
+        return pyarrow.Table.from_arrays([*columns, kinds, versions, multiplicities(kinds)],
+                                         schema=log_schema(self.table))
 
     def _change_types(self, rows: pyarrow.Table, where: str) -> pyarrow.ChunkedArray:
         """The piece's ``_change_type``, checked to be Delta's on every row."""
@@ -388,13 +386,13 @@ class History:
         """Add ``log``'s changes to ``held``, a version at a time (its inserts, then its deletes), refusing a delete
         of a record that is not held. ``pieces`` are ``(where, rows)`` of the pieces ``log`` joins, to name one."""
         keys = self._keys(log)
-        multiplicities = log.column(MULTIPLICITY).to_pylist()
+        row_multiplicities = log.column(MULTIPLICITY).to_pylist()
         held = self.held
         deletes: list[int] = []  # rows of the version at hand that delete: applied once its inserts are
 
         def delete() -> None:
             for row in deletes:
-                left = held.get(keys[row], 0) + multiplicities[row]
+                left = held.get(keys[row], 0) + row_multiplicities[row]
                 if left < 0:
                     raise self._not_held(log, row, pieces)
                 if left:
@@ -408,8 +406,8 @@ class History:
             if version != current:
                 delete()
                 current = version
-            if multiplicities[row] > 0:
-                held[keys[row]] = held.get(keys[row], 0) + multiplicities[row]
+            if row_multiplicities[row] > 0:
+                held[keys[row]] = held.get(keys[row], 0) + row_multiplicities[row]
             else:
                 deletes.append(row)
         delete()
@@ -440,13 +438,20 @@ class History:
             if types.is_floating(kind):
                 zero = pyarrow.scalar(0.0, kind)
                 one_nan = pc.if_else(pc.is_nan(column), pyarrow.scalar(float("nan"), kind), column)
-                column = pc.if_else(pc.equal(one_nan, zero), zero, one_nan).view(pyarrow.int64())
+                column = pc.if_else(pc.equal(one_nan, zero), zero, one_nan).view(_bits(kind))
             elif types.is_decimal(kind):
                 column = column.view(pyarrow.binary(kind.byte_width))
             elif types.is_timestamp(kind) or types.is_date(kind):
-                column = column.view(pyarrow.int64() if kind.bit_width == 64 else pyarrow.int32())
+                column = column.view(_bits(kind))
             columns.append(column.to_pylist())
         return list(zip(*columns, strict=True))
+
+
+def _bits(kind: pyarrow.DataType) -> pyarrow.DataType:
+    """The integer type of ``kind``'s width (a float's, a timestamp's or a date's), to view its values as bits."""
+    import pyarrow
+
+    return pyarrow.int64() if kind.bit_width == 64 else pyarrow.int32()
 
 
 def _require(rows: pyarrow.Table, name: str, where: str) -> None:
