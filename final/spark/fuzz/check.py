@@ -25,6 +25,7 @@ from .queries import FuzzCase
 
 DIFFERENCE_KINDS = {
     "types": "the result's types differ from Spark's",
+    "names": "the result's column names differ from Spark's (an item without AS named otherwise)",
     "rows": "the rows differ",
     "spark-error": "Spark raises for the data and final/ does not",
     "final-error": "final/ raises for the data and Spark does not",
@@ -154,6 +155,8 @@ class Checker:
             return "final-error", f"final/ raises {mine.error}; Spark answers {len(reference.rows)} rows"
         if reference.types is not None and tuple(mine.types or ()) != tuple(reference.types):
             return "types", f"types: Spark {list(reference.types)}, final/ {list(mine.types or ())}"
+        if reference.names is not None and tuple(mine.names or ()) != tuple(reference.names):
+            return "names", f"column names: Spark {list(reference.names)}, final/ {list(mine.names or ())}"
         differing = same_rows(reference.rows, snapshot, tolerant_columns(case.text, reference.types), rank)
         if differing:
             return "rows", describe(differing)

@@ -23,7 +23,8 @@ from ..equality import compare_rows
 
 @dataclass(frozen=True)
 class Answer:
-    """A query's answer at one version: its rows (a multiset, as a tuple) and types, or the error raised.
+    """A query's answer at one version: its rows (a multiset, as a tuple), types and column names, or the error
+    raised.
 
     ``error`` is Spark's error class (``DIVIDE_BY_ZERO``), or our error's
     message; ``refused`` says the engine refused the query itself (Spark's
@@ -34,6 +35,7 @@ class Answer:
     rows: tuple[tuple, ...] = ()
     types: tuple[str, ...] | None = None
     error: str | None = None
+    names: tuple[str, ...] | None = None
     refused: str | None = None
     crash: str | None = None
 

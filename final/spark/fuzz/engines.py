@@ -117,7 +117,7 @@ class SparkOracle:
             if inside is not None:  # no error of SQL's: a bug inside Spark, which gives no answer to compare with
                 return Answer(refused=f"{SPARK_INTERNAL}: {inside}")
             return Answer(error=condition or first_line(error))
-        return Answer(truth.rows, truth.types)
+        return Answer(truth.rows, truth.types, names=truth.names)
 
 
 SPARK_INTERNAL = "Spark SQL failed inside"
@@ -188,7 +188,7 @@ class Ours:
         except Exception as error:
             return Answer(crash=f"{type(error).__name__}: {first_line(error)}"), {}
         rows = tuple(row for row, count in snapshot.items() for _ in range(max(count, 0)))
-        return Answer(rows, tuple(self.compiled.types)), snapshot
+        return Answer(rows, tuple(self.compiled.types), names=tuple(self.compiled.columns)), snapshot
 
 
 def first_line(error: BaseException) -> str:
