@@ -383,7 +383,9 @@ class QueryMaker:
                 items += [spread] if spread is not None else []
         qualify = ""
         if windows is not None and mode == "plain" and self.rng.random() < 0.25:
-            ranking = self._ranking(scope, total=True)
+            # Columns named with their source: a bare c0 of a subquery would also be the SELECT item c0's name,
+            # which Spark calls ambiguous in QUALIFY.
+            ranking = self._ranking(qualified, total=True)
             if ranking is not None:
                 qualify = f" QUALIFY {ranking} {self.rng.choice(('=', '<=', '<'))} {self.rng.randint(1, 3)}"
         distinct = "DISTINCT " if mode == "plain" and all(item.exact for item in items) \
