@@ -704,14 +704,12 @@ class QueryMaker:
             function = rng.choice(("SUM", "AVG"))
             bound = argument.bound * (ROWS_BOUND if function == "SUM" else 1)
             return _bounded(GeneratedExpr(f"{function}({argument.sql})", "decimal", bound))
-        if family == "double":
-            if rng.random() < 0.6:
-                function = rng.choice(("SUM", "AVG"))
-                source = rng.choice(("double", "double", "int", "bigint") if function == "AVG" else ("double",))
-                argument = self.expr(source, inner, arguments, bare=True)
-                bound = argument.bound * (ROWS_BOUND if function == "SUM" else 1)
-                return _bounded(GeneratedExpr(f"{function}({argument.sql})", "double", bound, argument.finite,
-                                              exact=False))
+        if family == "double" and rng.random() < 0.6:
+            function = rng.choice(("SUM", "AVG"))
+            source = rng.choice(("double", "double", "int", "bigint") if function == "AVG" else ("double",))
+            argument = self.expr(source, inner, arguments, bare=True)
+            bound = argument.bound * (ROWS_BOUND if function == "SUM" else 1)
+            return _bounded(GeneratedExpr(f"{function}({argument.sql})", "double", bound, argument.finite, exact=False))
         if family == "boolean" and not over and rng.random() < 0.6:
             function = rng.choice(("bool_and", "bool_or", "every", "some", "any"))
             return GeneratedExpr(f"{function}({self.predicate(inner, arguments).sql})", "boolean")
