@@ -595,19 +595,12 @@ class QueryMaker:
 
     def _scalar_subquery(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
         """``(SELECT aggregate FROM ... WHERE ...)``, correlated by equalities or not (over no rows: NULL, or 0
-        for a COUNT); or, rarely, an uncorrelated column that may hold two rows, which fails the query."""
+        for a COUNT). One of a column, which may hold two rows, is an error query's (``two_rows``)."""
         outer = self._outer
         if outer is None:
             return None
         with self._correlating(None), self._windowing(None):
             inner = self._inner_source()
-            if self.rng.random() < 0.1:
-                column = self._column(family, ExprScope(inner.columns), 0, bare=False)
-                if column is None:
-                    return None
-                key = inner.columns[0]
-                where = f" WHERE {key.sql} = {self.literal(key.family, key.values, null=0.0).sql}"
-                return replace(column, sql=f"(SELECT {column.sql} FROM {inner.sql}{where})", values=())
             value = self._aggregate(family, ExprScope((), inner.columns), depth, bare)
             if value is None:
                 return None
@@ -1150,6 +1143,8 @@ class QueryMaker:
         pattern lacks, the floor of an infinity. Spark evaluates it for every row
         the WHERE keeps, so it must raise exactly when ``final/`` does."""
         source = self.base()
+        if self.rng.random() < 0.08:
+            return Made(f"SELECT {self.two_rows(source)} AS c0 FROM {source.sql}")
         plain = ExprScope(source.columns)
         failing = self.failing(plain)
         if failing is None:
@@ -1170,6 +1165,19 @@ class QueryMaker:
             items.append(self.expr(self.rng.choice(TYPE_FAMILIES), plain, 1))
         listed = ", ".join(f"{item.sql} AS c{position}" for position, item in enumerate(items))
         return Made(f"SELECT {listed} FROM {source.sql}{where}{group}")
+
+    def two_rows(self, source: Source) -> str:
+        """``(SELECT x.c FROM t AS x WHERE x.k = v)`` over ``source``'s own table: an uncorrelated scalar subquery
+        that fails the query (``SCALAR_SUBQUERY_TOO_MANY_ROWS``) when two rows have the key. The outer query then
+        has rows too (the same table, no WHERE), so Spark runs the subquery: over rows its optimizer knows are none
+        (an empty table, a WHERE it folds to false) it drops the subquery unrun, where ``final/``'s join of it
+        still runs it."""
+        table = source.sql.split()[0]
+        alias = self._alias("x")
+        facts = self.facts[table]
+        column, key = self.rng.choice(facts), facts[0]
+        where = f" WHERE {alias}.{key.sql} = {self.literal(key.family, key.values, null=0.0).sql}"
+        return f"(SELECT {alias}.{column.sql} FROM {table} AS {alias}{where})"
 
     def failing(self, scope: ExprScope) -> GeneratedExpr | None:
         """An expression over ``scope`` that raises for some values its columns hold (or may come to hold)."""
