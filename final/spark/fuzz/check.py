@@ -37,7 +37,8 @@ DIFFERENCE_KINDS = {
 REFUSALS = {
     "compiler": "compile_sql refuses the query (SqlError): the generator left the subset, or the compiler lacks it",
     "spark": "Spark refuses the query (AnalysisException): the generator made a query that is not valid",
-    "spark-internal": "Spark fails inside with a Java exception of its own (a bug of Spark's): no answer to compare",
+    "spark-internal": "Spark fails inside with a Java exception of its own or its INTERNAL_ERROR (a bug of Spark's): "
+                      "no answer to compare",
     "oracles": "Spark and SQLite disagree on a recursive query: the transpiled query means something else",
     "fuzzer": "the fuzzer failed on the case (a bug here, not in the compiler)",
 }

@@ -2,10 +2,10 @@
 
 Two answers are the same when they hold the same rows the same number of
 times, each value exactly as Spark SQL types it (``equality.value_key``);
-a DOUBLE computed by SUM or AVG within ``equality.TOLERANCE``, and a
-top-k's ties at its cut as the pipeline compares them. ``describe`` and
-``as_source`` tell a difference as Python source, for reports and
-reproducers.
+a DOUBLE computed by SUM, AVG or a spread (``stddev``, ``variance``)
+within ``equality.TOLERANCE``, and a top-k's ties at its cut as the
+pipeline compares them. ``describe`` and ``as_source`` tell a difference
+as Python source, for reports and reproducers.
 """
 
 from __future__ import annotations
