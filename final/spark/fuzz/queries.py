@@ -261,7 +261,12 @@ class QueryMaker:
             form = "single"
         if form in ("single", "join"):
             count = 1 if form == "single" else self.rng.choice((2, 2, 3))
-            return Made(self.ordered(*self.select([self.base() for _ in range(count)])))
+            # A quarter of the outermost SELECT lists name no item: Spark's names for them are compared too.
+            named = self.rng.random() >= 0.25
+            sql, outputs = self.select([self.base() for _ in range(count)], named=named)
+            if not named:  # ORDER BY them by position (a window or an aggregate is no key of its own there)
+                outputs = [replace(item, sql=str(position + 1)) for position, item in enumerate(outputs)]
+            return Made(self.ordered(sql, outputs))
         if form == "setop":
             return Made(self.ordered(*self.setop()))
         inner_sql, inner = self.inner_query()
@@ -331,10 +336,11 @@ class QueryMaker:
         return sql, outputs
 
     def select(self, sources: Sequence[Source], targets: Sequence[str] | None = None,
-               exact: bool = False) -> tuple[str, list[GeneratedExpr]]:
+               exact: bool = False, named: bool = True) -> tuple[str, list[GeneratedExpr]]:
         """``SELECT [DISTINCT] ... FROM ... [WHERE] [GROUP BY] [HAVING]``: a projection, a grouped
         aggregate or a global one, with output columns ``c0``, ``c1``, ...; ``targets`` fixes the
-        families of the outputs (a set operation's later arms)."""
+        families of the outputs (a set operation's later arms). Without ``named``, the items have no
+        alias (Spark names them: ``count(1)``, ``(r1.a + 1)``) and the outputs are the items."""
         from_sql, columns = self.from_clause(sources)
         qualified = ExprScope(tuple(columns))
         if len(sources) == 1 and self.rng.random() < 0.3:
@@ -390,6 +396,9 @@ class QueryMaker:
                 qualify = f" QUALIFY {ranking} {self.rng.choice(('=', '<=', '<'))} {self.rng.randint(1, 3)}"
         distinct = "DISTINCT " if mode == "plain" and all(item.exact for item in items) \
             and self.rng.random() < 0.15 else ""
+        if not named:
+            listed = ", ".join(item.sql for item in items)
+            return f"SELECT {distinct}{listed} FROM {from_sql}{where}{group}{having}{qualify}", items
         listed = ", ".join(f"{item.sql} AS c{position}" for position, item in enumerate(items))
         outputs = [replace(item, sql=f"c{position}") for position, item in enumerate(items)]
         return f"SELECT {distinct}{listed} FROM {from_sql}{where}{group}{having}{qualify}", outputs
