@@ -4,11 +4,18 @@ On disk a case is a JSON file (the README's 'Case files'), checked against
 ``schema.json`` when it is read. In memory it is a ``Case``; records and
 versions are decoded by the encoding rule (``encoding``), so a record read
 back is the tuple it was written from.
+
+Checking a case against the schema takes about 15 ms, most of what a check
+of one program spends before its engine's first line, so a file found valid
+is remembered by the digest of its bytes in the user cache (``cache``) and
+not checked against the schema again; what the schema cannot say (the
+catalog, the frontiers, the sums) is checked at every read, in far less.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
@@ -16,6 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .cache import Digests, cache_folder
 from .catalog import BY_NAME
 from .encoding import (
     PlainVersion,
@@ -147,14 +155,15 @@ class Case:
         return "{\n" + "\n".join(lines) + "\n}\n"
 
     @classmethod
-    def from_json(cls, value: Any, origin: str = "case") -> Case:
+    def from_json(cls, value: Any, origin: str = "case", schema_checked: bool = False) -> Case:
         """A case from its decoded JSON, validated against the schema and the catalog, and checked for
-        consistency, so that no engine is ever run on a case that is wrong itself.
+        consistency, so that no engine is ever run on a case that is wrong itself. ``schema_checked`` says
+        the schema was checked already (``CaseFile.load``: these very bytes were found valid before).
 
         Raises:
             CaseError: naming ``origin``, the JSON path of what is wrong, and what to do.
         """
-        problem = schema_problem(value) or catalog_problem(value)
+        problem = (None if schema_checked else schema_problem(value)) or catalog_problem(value)
         if problem:
             raise CaseError(f"{origin}: {problem}")
         case = cls(
@@ -276,17 +285,100 @@ def catalog_problem(value: dict) -> str | None:
     return None
 
 
+@cache
+def _schema_digest() -> str:
+    return hashlib.sha256(SCHEMA_PATH.read_bytes()).hexdigest()
+
+
+_VALID: dict[Path, Digests] = {}
+"""The digests of case files found valid, by the cache file that keeps them (the folder may change: tests
+give each run a cache of its own)."""
+
+
+def valid_digests() -> Digests:
+    """The digests of the case files found valid against this ``schema.json``: a new schema starts anew."""
+    path = cache_folder() / f"valid-cases-{_schema_digest()[:16]}.txt"
+    if path not in _VALID:
+        _VALID[path] = Digests(path)
+    return _VALID[path]
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    """A case file read but not yet checked: its bytes, and the name and program its JSON says it holds
+    (None where it says none, or is not JSON at all: ``load`` then says what is wrong), so that a run can
+    choose its cases before it checks them."""
+
+    path: Path
+    text: bytes
+    name: str | None
+    program: str | None
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.text).hexdigest()
+
+    def known_valid(self) -> bool:
+        """Whether these very bytes were found valid against the schema before (``valid_digests``)."""
+        return self.digest() in valid_digests()
+
+    def load(self) -> Case:
+        """The case, checked (against the schema only if these bytes were not found valid before).
+
+        Raises:
+            CaseError: the file is not JSON, breaks the schema, or is inconsistent.
+        """
+        try:
+            value = json.loads(self.text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise CaseError(f"{self.path}: cannot read a case: {error}") from None
+        known = self.known_valid()
+        case = Case.from_json(value, str(self.path), schema_checked=known)
+        if not known:
+            valid_digests().add(self.digest())
+        return case
+
+
+def read_case_file(path: Path) -> CaseFile:
+    """A case file's bytes, and the name and program it says it holds, unchecked.
+
+    Raises:
+        CaseError: the file cannot be read.
+    """
+    try:
+        text = Path(path).read_bytes()
+    except OSError as error:
+        raise CaseError(f"{path}: cannot read a case: {error}") from None
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        value = None
+    said = value if isinstance(value, dict) else {}
+    name, program = said.get("name"), said.get("program")
+    return CaseFile(Path(path), text, name if isinstance(name, str) else None,
+                    program if isinstance(program, str) else None)
+
+
+def read_case_files(path: Path) -> list[CaseFile]:
+    """The case file ``path``, or every case file under the directory ``path`` in name order, unchecked.
+
+    Raises:
+        CaseError: there is no case file there, or one cannot be read.
+    """
+    if Path(path).is_file():
+        return [read_case_file(path)]
+    files = case_files(path) if Path(path).is_dir() else []
+    if not files:
+        raise CaseError(f"{path} holds no case files (*.json); make some with 'generate --out {path}'")
+    return [read_case_file(file) for file in files]
+
+
 def load(path: Path) -> Case:
     """Read and validate one case file.
 
     Raises:
         CaseError: the file is not JSON, breaks the schema, or is inconsistent.
     """
-    try:
-        value = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        raise CaseError(f"{path}: cannot read a case: {error}") from None
-    return Case.from_json(value, str(path))
+    return read_case_file(path).load()
 
 
 def case_files(directory: Path) -> list[Path]:
@@ -315,11 +407,8 @@ def load_all(directory: Path) -> Iterator[Case]:
     Raises:
         CaseError: the directory holds no case files, or one of them cannot be read.
     """
-    files = case_files(directory)
-    if not files:
-        raise CaseError(f"{directory} holds no case files (*.json); make some with 'generate --out {directory}'")
-    for path in files:
-        yield load(path)
+    for file in read_case_files(directory):
+        yield file.load()
 
 
 def file_name(case_name: str) -> str:
