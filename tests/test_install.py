@@ -185,7 +185,7 @@ def test_an_installed_oracle_fuzzes_and_takes_an_engines_expected_failures(insta
 
 def test_installing_from_a_clone_leaves_the_clone_as_git_has_it(installed: Path) -> None:
     """pip builds in the clone's folder (its build/ and *.egg-info/), which .gitignore covers."""
-    clone = installed.parent.parent.parent / "clone"
+    clone = installed.parent.parent / "clone"
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=clone, capture_output=True,
                             text=True, check=True)
     assert status.stdout == ""
