@@ -14,7 +14,7 @@ import pytest
 
 from final.conformance import catalog
 from final.conformance.__main__ import catalog_markdown, main
-from final.conformance.cases import CASES, Case, CaseError, Message, load, load_all
+from final.conformance.cases import CASES, VALID_LIST, Case, CaseError, Message, load, load_all
 from final.conformance.check import judge, physical, read_report, shrink, size, without
 from final.conformance.encoding import FALSE, TRUE, EncodingError, decode, encode
 from final.conformance.engines import CommandEngine
@@ -40,9 +40,11 @@ BY_NAME = {case.name: case for case in COMMITTED}
 
 
 def test_the_committed_case_set_is_what_generate_writes_for_the_default_seed(tmp_path: Path) -> None:
+    """Its cases, its manifest and its list of the digests of the cases found valid (``VALID_LIST``)."""
     write(generate(DEFAULT_SEED), tmp_path, DEFAULT_SEED)
-    written = {path.relative_to(tmp_path): path.read_text() for path in tmp_path.rglob("*.json")}
-    committed = {path.relative_to(CASES): path.read_text() for path in CASES.rglob("*.json")}
+    written = {path.relative_to(tmp_path): path.read_text() for path in tmp_path.rglob("*") if path.is_file()}
+    committed = {path.relative_to(CASES): path.read_text() for path in CASES.rglob("*") if path.is_file()}
+    assert Path(VALID_LIST) in committed
     assert written.keys() == committed.keys()
     assert [name for name in written if written[name] != committed[name]] == []
 

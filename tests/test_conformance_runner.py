@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from final.conformance.__main__ import main
-from final.conformance.cases import CASES, load
+from final.conformance.cases import CASES, CaseError, load
 from final.conformance.check import judge, read_report
 from final.conformance.engines import PROTOCOL, CommandEngine, case_lines, read_answer
 
@@ -483,8 +483,9 @@ def test_an_engine_that_keeps_zero_entries_fails_every_case_with_output_in_proce
 
 def test_a_check_of_one_program_reads_only_its_cases_and_each_valid_file_once(tmp_path: Path, capsys,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """Checking every case against the schema is most of a start's time: a run checks only the cases it was
-    given, and a case file found valid once is remembered (in the user cache, by its digest)."""
+    """Checking cases against the schema is most of a start's time: a run checks only the cases it was given,
+    the committed set's never (``generate`` found them valid and listed their digests in the set), and a case
+    file found valid once is remembered (in the user cache, by its digest)."""
     import final.conformance.cases as cases
 
     monkeypatch.setenv("DD_CONFORMANCE_CACHE", str(tmp_path / "cache"))
@@ -496,19 +497,37 @@ def test_a_check_of_one_program_reads_only_its_cases_and_each_valid_file_once(tm
 
     schema_problem = cases.schema_problem
     monkeypatch.setattr(cases, "schema_problem", counting)
-    arguments = ["check", "--engine", "final", "--program", "concat", "--report", str(tmp_path / "r.jsonl")]
+    assert main(["check", "--engine", "final", "--program", "concat", "--report", str(tmp_path / "r.jsonl")]) == 0
+    assert checked == [] and "against the schema" not in capsys.readouterr().err
+    copied = tmp_path / "copied"  # the same files, without the set's list: checked, then remembered
+    (copied / "concat").mkdir(parents=True)
+    for path in (CASES / "concat").glob("*.json"):
+        (copied / "concat" / path.name).write_bytes(path.read_bytes())
+    arguments = ["check", "--engine", "final", "--cases", str(copied), "--report", str(tmp_path / "c.jsonl")]
     assert main(arguments) == 0
     assert len(checked) == len(_names("concat"))
     assert f"checking {len(_names('concat'))} case files against the schema" in capsys.readouterr().err
     assert main(arguments) == 0
     assert len(checked) == len(_names("concat"))  # none again
-    assert "against the schema" not in capsys.readouterr().err
-    changed = tmp_path / "concat"
-    changed.mkdir()
-    text = (CASES / "concat" / "random-00.json").read_text()
-    (changed / "random-00.json").write_text(text.replace('"source": "', '"source": "edited: ', 1))
-    assert main(["check", "--engine", "final", "--cases", str(changed), "--report", str(tmp_path / "e.jsonl")]) == 0
+    edited = copied / "concat" / "random-00.json"
+    edited.write_text(edited.read_text().replace('"source": "', '"source": "edited: ', 1))
+    assert main(arguments) == 0
     assert len(checked) == len(_names("concat")) + 1  # another file, however alike: checked
+
+
+def test_a_list_of_valid_digests_that_vouches_for_a_broken_file_still_says_what_is_wrong(tmp_path: Path) -> None:
+    """The list is trusted as ``generate`` wrote it (a case it lists is not checked against the schema), but a
+    list edited by hand to vouch for a file without its messages gives the schema's message, not a crash."""
+    from final.conformance.cases import VALID_LIST, digest, schema_digest
+
+    value = json.loads(CASE_FILE.read_text())
+    del value["messages"]
+    broken = tmp_path / "name_lengths" / "doc-names_with_lengths.json"
+    broken.parent.mkdir()
+    broken.write_text(json.dumps(value))
+    (tmp_path / VALID_LIST).write_text(f"schema {schema_digest()}\n{digest(broken.read_bytes())}  {broken.name}\n")
+    with pytest.raises(CaseError, match="'messages' is a required property"):
+        load(broken)
 
 
 def _started(checker: subprocess.Popen, line: str) -> None:
@@ -526,12 +545,17 @@ def test_a_run_stopped_while_it_checks_its_cases_ends_with_a_report_and_no_trace
     script = tmp_path / "engine.py"
     script.write_text("raise SystemExit(3)\n")  # were the signal missed, the run would still end, and soon
     report = tmp_path / "report.jsonl"
-    # A fresh cache: every case of the set is checked against the schema, which takes seconds.
+    # The committed cases without the set's list of valid digests, and a fresh cache: every case is checked
+    # against the schema, which takes seconds.
+    copied = tmp_path / "cases"
+    for path in CASES.glob("*/*.json"):
+        (copied / path.parent.name).mkdir(parents=True, exist_ok=True)
+        (copied / path.parent.name / path.name).write_bytes(path.read_bytes())
     checker = subprocess.Popen([sys.executable, "-m", "final.conformance", "check", "--engine",
                                 f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(script))}", "--no-shrink",
-                                "--report", str(report)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, preexec_fn=_interruptible,
-                               env={**os.environ, "DD_CONFORMANCE_CACHE": str(tmp_path)})
+                                "--cases", str(copied), "--report", str(report)], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible,
+                               env={**os.environ, "DD_CONFORMANCE_CACHE": str(tmp_path / "cache")})
     try:
         _started(checker, "against the schema")
         checker.send_signal(stop)
