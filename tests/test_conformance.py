@@ -651,12 +651,12 @@ def test_a_rerun_command_keeps_what_changes_the_verdict_and_files_its_report_apa
     write([BY_NAME["reachability/doc-fraud_propagation"]], cases, 1)
     nothing = _expect(tmp_path / "nothing.json", {})
     assert main(["check", "--engine", DROPPING, "--cases", str(cases), "--timeout", "7", "--max-output-lines",
-                 "5000", "--waive-frontier-contract", "--expect", "nothing.json"]) == 1
+                 "2000000", "--waive-frontier-contract", "--expect", "nothing.json"]) == 1
     out = capsys.readouterr().out
     [line] = [line for line in out.splitlines() if " — " in line]
     rerun = line.split(" — ", 1)[1]
     label = "cmd-reachability-doc-fraud_propagation-shrunk"
-    for kept in (f"--engine '{DROPPING}'", f"--label {label}", "--timeout 7", "--max-output-lines 5000",
+    for kept in (f"--engine '{DROPPING}'", f"--label {label}", "--timeout 7", "--max-output-lines 2000000",
                  "--waive-frontier-contract", f"--expect {nothing.resolve()}"):
         assert kept in rerun
     full = (tmp_path / "out" / "conformance" / "cmd.jsonl").read_text()

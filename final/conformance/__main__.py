@@ -403,8 +403,9 @@ def _rerun(arguments: argparse.Namespace, label: str, case_file: Path) -> str:
     words = ["check", "--engine", arguments.engine, "--label", own, "--cases", str(case_file)]
     for option, default in (("timeout", DEFAULT_TIMEOUT), ("max_output_lines", MAX_OUTPUT_LINES),
                             ("max_output_bytes", MAX_OUTPUT_BYTES)):
-        if getattr(arguments, option) != default:
-            words += [f"--{option.replace('_', '-')}", f"{getattr(arguments, option):g}"]
+        value = getattr(arguments, option)
+        if value != default:  # a float as typed (60.0 is 60), an int whole (1,000,000 is not 1e+06)
+            words += [f"--{option.replace('_', '-')}", f"{value:g}" if isinstance(value, float) else str(value)]
     if arguments.waive_frontier_contract:
         words.append("--waive-frontier-contract")
     if getattr(arguments, "expect", None):

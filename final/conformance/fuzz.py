@@ -51,11 +51,8 @@ def fuzz_cases(seed: int, histories: int, programs: Sequence[str] = ()) -> Itera
         CaseError: a name in ``programs`` is not a program of the catalog.
         GenerationError: final and the from-scratch answer disagree on a case (an engine bug in final).
     """
-    unknown = [name for name in programs if name not in BY_NAME]
-    if unknown:
-        raise CaseError(f"no program {', '.join(map(repr, unknown))} in the catalog: fuzz some of "
-                        f"{', '.join(BY_NAME)}")
-    return (fuzz_case(program, seed, number) for number in range(histories) for program in _chosen(programs))
+    chosen = _chosen(programs)
+    return (fuzz_case(program, seed, number) for number in range(histories) for program in chosen)
 
 
 def fuzz_names(seed: int, histories: int, programs: Sequence[str] = ()) -> list[str]:
@@ -65,12 +62,20 @@ def fuzz_names(seed: int, histories: int, programs: Sequence[str] = ()) -> list[
     Raises:
         CaseError: as ``fuzz_cases``.
     """
-    fuzz_cases(seed, 0, programs)  # the same refusal of an unknown program
-    return [_name(program, seed, number) for number in range(histories) for program in _chosen(programs)]
+    chosen = _chosen(programs)
+    return [_name(program, seed, number) for number in range(histories) for program in chosen]
 
 
 def _chosen(programs: Sequence[str]) -> list[Program]:
-    """The programs ``programs`` names, each once in the order first named, or the whole catalog."""
+    """The programs ``programs`` names, each once in the order first named, or the whole catalog.
+
+    Raises:
+        CaseError: a name that is not a program of the catalog.
+    """
+    unknown = [name for name in programs if name not in BY_NAME]
+    if unknown:
+        raise CaseError(f"no program {', '.join(map(repr, unknown))} in the catalog: fuzz some of "
+                        f"{', '.join(BY_NAME)}")
     return [BY_NAME[name] for name in dict.fromkeys(programs)] or list(PROGRAMS)
 
 
