@@ -69,7 +69,7 @@ from .sessions import ConnectedReader, FrontierMessage, InputSession, InputWrite
 from .stream import ArrangedStream, DifferenceStreamBuilder
 from .trace import Arrangement, Index
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 """The package's version (``pyproject.toml`` reads it): CHANGELOG.md says what each one changed."""
 
 __all__ = [
