@@ -59,10 +59,11 @@ def choose_strategies(topology: Topology) -> tuple[Topology, list[str]]:
             continue
         splice = Recorder([node.label] if node.label else [])
         result = node.general(DifferenceStreamBuilder(splice, read, reader.scope)).writer
-        changes.append(f"{node.name}: general, {len(splice.nodes)} operators in its place ({why})")
+        count = len(splice.nodes)
+        changes.append(f"{node.name}: general, {count} operator{'s' * (count != 1)} in its place ({why})")
         waiting.extendleft(reversed(splice.nodes))
-        for made in splice.nodes:
-            producer[made.output] = made
+        for spliced in splice.nodes:
+            producer[spliced.output] = spliced
         at = edges.index((read, reader))
         edges[at:at + 1] = splice.edges
         edges = [(result if writer is node.output else writer, target) for writer, target in edges]
