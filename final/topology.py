@@ -5,11 +5,11 @@ shape, a ``Topology`` of inputs, operators (``Node``: what makes the
 operator, its name, the ends it reads and writes), outputs, and the edges
 between them, each edge from a ``Source`` (an input, or an operator's
 output) to a ``Target`` (an operator's input, or a reader the user holds),
-in a ``Scope``: the top level, or a loop's body.
-These are plans, not running parts: a node holds no state, an end no queue
-and no location. ``final.compile`` rewrites a topology in passes, each
-making a new one and leaving the one it was given as it was, and then builds
-the running graph from the last. Source: document 002, "v2: Constructing
+in a ``Scope``: the top level, or a loop's body. These are plans, not
+running parts: a node holds no state, an end no queue and no location.
+``final.compile`` rewrites a topology in passes, each making a new one and
+leaving the one it was given as it was, and then builds the running graph
+from the last. Source: document 002, "v2: Constructing
 dataflow graphs"; timely dataflow's ``SubgraphBuilder`` collects a scope's
 edges the same way, and its ``build`` makes the subgraph that runs.
 

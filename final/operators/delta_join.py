@@ -59,10 +59,10 @@ class DeltaJoin(Operator):
 
     always_waits = True  # its arrangements compact as versions finish
 
-    def __init__(self, place: Place, constraints: list[Constraint]) -> None:
+    def __init__(self, place: Place, plans: list[list[_Step]]) -> None:
+        """A delta join running ``plans``, one per input (``_plan``: made when the join is recorded)."""
         super().__init__(place)
-        inputs = len(place.inputs)
-        self._plans = [_plan(start, inputs, constraints) for start in range(inputs)]
+        self._plans = plans
         self._arrangements: dict[tuple[int, Callable], Index] = {
             (step.target, step.target_key): Index() for plan in self._plans for step in plan
         }
@@ -155,7 +155,8 @@ class DeltaJoinMethods(StreamMethods):
         """
         streams = [checked_stream(stream, "join_many") for stream in others]
         constraints = _checked_constraints(constraints, len(streams) + 1)
-        return self.add_operator(DeltaJoin, "join_many", streams, arguments=(constraints,))
+        plans = [_plan(start, len(streams) + 1, constraints) for start in range(len(streams) + 1)]
+        return self.add_operator(DeltaJoin, "join_many", streams, arguments=(plans,))
 
 
 def _checked_constraints(constraints: Any, inputs: int) -> list[Constraint]:
