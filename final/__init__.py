@@ -1,7 +1,8 @@
 """Stage final: the complete engine, built on v5's partially ordered versions.
 
 New since v5: a package with one module per concept (``order``,
-``collection``, ``trace``, ``progress``, ``edges``, ``fusion``, ``graph``,
+``collection``, ``trace``, ``progress``, ``logic``, ``topology``, ``edges``,
+``compile`` with its passes ``strategies`` and ``fusion``, ``graph``,
 ``stream``, ``sessions``, ``viz``, and ``operators/`` with one module per
 operator family, each family's operators beside the stream methods that
 build them), and what the documents add beyond document 002:
@@ -12,13 +13,15 @@ build them), and what the documents add beyond document 002:
   worked out from them, instead of frontier messages passed from operator
   to operator (v3..v5, as 002 teaches); loops end by the same rule, as soon
   as nothing in them can still be at a version;
-- a graph recorded as it is built and compiled once by ``finalize()``
-  (``final.graph``): its linear operators fused, then its progress tracker
-  built from the fused graph, fixed from then on, refusing a cycle that
-  does not advance versions;
+- a graph recorded as it is built (``final.topology``) and compiled once
+  by ``finalize()`` (``final.compile``), in stages that can each be seen:
+  passes over the recorded graph (each reduction's rendering chosen, then
+  linear operators fused), then its progress tracker, fixed from then on,
+  refusing a cycle that does not advance versions, then every operator and
+  edge built whole;
 - document 000: the general linear operator
   (``explode``, ``join_function``, ``temporal_filter``), and linear operators
-  fused, when the graph is finalized, into the operator next to them
+  fused, when the graph is compiled, into the operator next to them
   (``final.fusion``): a chain becomes part of the operator that alone reads
   it, or that it alone reads from;
 - document 004: in-place ``count``, ``sum``, ``distinct`` and ``threshold``
@@ -26,7 +29,9 @@ build them), and what the documents add beyond document 002:
   ``count_total``/``sum_total``, hierarchical ``min``/``max`` (one hierarchy
   for both in ``aggregate``; outside loops a key's hierarchy is as deep as
   its values need), ``count_distinct``, and ``aggregate`` factoring several
-  aggregates (outside loops one operator, a version's records in one pass);
+  aggregates (outside loops one operator, a version's records in one pass),
+  each reduction's rendering, in place or general, chosen by a compile pass
+  (``final.strategies``);
 - document 003: ``arrange()`` and shared
   arrangements, ``half_join``, the delta join ``join_many``,
   ``semijoin``/``antijoin``, and NULL-aware ``left_join``/``left_join_chain``;
@@ -35,8 +40,9 @@ build them), and what the documents add beyond document 002:
   changes, and speed: versions are tuples, indexes keep one dict of values
   per key and version, reductions over totally ordered versions change their
   state in place;
-- ``final.viz``: graphviz diagrams (with the tracker's counts, if asked) and
-  product-order plots;
+- ``final.viz``: graphviz diagrams of the graph as recorded, as each pass
+  left it and as compiled (with the tracker's counts, if asked), what each
+  pass changed, and product-order plots;
 - the ends of a graph a user holds, apart from the edges operators use
   (``final.sessions``): 002's input writer and connected reader, and, for
   programs rather than lessons, input sessions that
@@ -71,7 +77,7 @@ from .sessions import ConnectedReader, FrontierMessage, InputSession, InputWrite
 from .stream import ArrangedStream, DifferenceStreamBuilder
 from .trace import Arrangement, Index, add_multiplicity
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 """The package's version (``pyproject.toml`` reads it): CHANGELOG.md says what each one changed."""
 
 __all__ = [

@@ -13,10 +13,13 @@ join, as a ``RecordError``; a user's function raising, as a ``FunctionError``;
 a malformed result; no fixed point) may leave an operator half way through a
 version, so the graph is broken and refuses every further call that would run
 or feed it (``BrokenGraphError``); what its outputs finished before is still
-right.
+right. A graph's ``Status``, shared by the graph and the handles that feed and read
+it, records that it is broken, and where.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 
 class DataflowError(Exception):
@@ -69,3 +72,36 @@ class BrokenGraphError(GraphError):
     build the graph again. What its outputs finished before the failure is
     still right and can still be read.
     """
+
+
+class Status:
+    """Whether a graph can still run: shared by the graph, its inputs' writers and sessions, and its outputs.
+
+    Invariant: ``failure`` is None until an error breaks the graph, then says which error, where.
+    """
+
+    __slots__ = ("_watchers", "failure")
+
+    def __init__(self) -> None:
+        self.failure: str | None = None
+        self._watchers: list[Callable[[], None]] = []
+
+    def check(self, what: str, input_name: str | None = None) -> None:
+        """Raise ``BrokenGraphError`` if the graph has failed: ``what`` (to the input ``input_name``, if given)
+        cannot be done any more."""
+        if self.failure is not None:
+            if input_name is not None:
+                what = f"{what} input {input_name!r}"
+            raise BrokenGraphError(
+                f"cannot {what}: this graph failed earlier ({self.failure}), so its operators may hold part of "
+                f"that work. Build the graph again; its outputs still answer for the versions they finished"
+            )
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the graph fails (a session forgets the version it was filling)."""
+        self._watchers.append(callback)
+
+    def fail(self, failure: str) -> None:
+        self.failure = failure
+        for callback in self._watchers:
+            callback()

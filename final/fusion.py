@@ -1,17 +1,18 @@
-"""Fusion: a chain of linear operators folded into the operator next to it, when a graph is compiled.
+"""Fusion: a compile pass that folds each chain of linear operators into the operator next to it.
 
 A linear operator works on each update alone (``final.operators.linear``),
 so its logic can run wherever the data passes: 000 ("Fusing logic") composes
 the logics of a chain (``followed_by``) into one. ``fuse`` does that to a
-graph's recorded ``Topology`` before ``GraphBuilder.finalize`` builds it: a
-linear operator that alone reads an operator's output joins that operator,
-its logic applied to what the operator sends (a map after a join becomes
-part of the join); a chain that only one operator reads joins that
-operator's input, its logic applied to what arrives (a map between an input
-and a count becomes part of the count). Same results, one operator and one
-edge fewer per linear operator, no intermediate collection built. Nothing
-is rewired: ``fuse`` returns a new topology, which the graph is then built
-from. Rust DD fuses nothing itself; Materialize folds maps, filters and
+topology, as one of ``final.compile``'s passes: a linear operator that alone
+reads an operator's output joins that operator, its logic applied to what the
+operator sends (a map after a join becomes part of the join); a chain that
+only one operator reads joins that operator's input, its logic applied to
+what arrives (a map between an input and a count becomes part of the
+count). Same results, one operator and one edge fewer per linear operator,
+no intermediate collection built. The topology it is given stays as it
+was: ``fuse`` returns a new one, whose ``chains`` say which end of an edge
+applies which logic, and the compiled graph builds each end with its own.
+Rust DD fuses nothing itself; Materialize folds maps, filters and
 projections into one operator the same way (its ``MapFilterProject``).
 """
 
@@ -19,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .edges import DifferenceStreamReader, DifferenceStreamWriter, Topology
-from .operators.base import Logic, followed_by
+from .logic import Logic, followed_by
 from .operators.linear import LinearUnaryOperator
+from .topology import Node, Source, Target, Topology
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,9 @@ class Chain:
         return Chain(followed_by(self.logic, then.logic), self.names + then.names)
 
 
-def fuse(topology: Topology) -> Topology:
-    """The topology left once every linear operator that can be has been fused into an operator next to it.
+def fuse(topology: Topology) -> tuple[Topology, list[str]]:
+    """The topology left once every linear operator that can be has been fused into an operator next to it,
+    and what was fused where, one line per linear operator.
 
     First, in build order, a linear operator that alone reads another
     operator's output joins that output (the operator's writer applies its
@@ -58,52 +60,56 @@ def fuse(topology: Topology) -> Topology:
     reader applies its logic, and reads from its writer): a chain after an
     input, or after a stream that several read.
     """
-    source = {reader: writer for writer, reader in topology.edges}
-    readers: dict[DifferenceStreamWriter, list[DifferenceStreamReader]] = {}
+    source = topology.sources()
+    readers: dict[Source, list[Target]] = {}
     for writer, reader in topology.edges:
         readers.setdefault(writer, []).append(reader)
     chains = dict(topology.chains)
-    producing = {operator.output for operator in topology.operators}
+    producer = {node.output: node for node in topology.nodes}
+    changes = []
 
     kept = []
-    for operator in topology.operators:
-        if isinstance(operator, LinearUnaryOperator):
-            (reader,) = operator.inputs
+    for node in topology.nodes:
+        if issubclass(node.operator, LinearUnaryOperator):
+            (reader,) = node.inputs
             writer = source[reader]
-            if writer in producing and readers[writer] == [reader]:
-                own = _alone(operator).followed_by(chains.pop(operator.output, None))
+            if writer in producer and readers[writer] == [reader]:
+                own = _alone(node).followed_by(chains.pop(node.output, None))
                 chains[writer] = own if writer not in chains else chains[writer].followed_by(own)
-                readers[writer] = readers.pop(operator.output, [])
+                readers[writer] = readers.pop(node.output, [])
                 for moved in readers[writer]:
                     source[moved] = writer
+                changes.append(f"{node.name} fused after {producer[writer].name}, into what it sends")
                 continue
-        kept.append(operator)
+        kept.append(node)
 
-    reading = {reader for operator in kept for reader in operator.inputs}
+    reader_of = {reader: node for node in kept for reader in node.inputs}
     fused = set()
-    for operator in reversed(kept):
-        if not isinstance(operator, LinearUnaryOperator):
+    for node in reversed(kept):
+        if not issubclass(node.operator, LinearUnaryOperator):
             continue
-        targets = readers.get(operator.output, [])
-        if len(targets) != 1 or targets[0] not in reading:
+        targets = readers.get(node.output, [])
+        if len(targets) != 1 or targets[0] not in reader_of:
             continue
         (target,) = targets
-        own = _alone(operator).followed_by(chains.pop(operator.output, None))
+        own = _alone(node).followed_by(chains.pop(node.output, None))
         chains[target] = own.followed_by(chains.get(target))
-        (reader,) = operator.inputs
+        (reader,) = node.inputs
         writer = source[reader]
         readers[writer].remove(reader)
         readers[writer].append(target)
         source[target] = writer
-        del readers[operator.output]
-        fused.add(operator)
+        del readers[node.output]
+        fused.add(node)
+        changes.append(f"{node.name} fused in front of {reader_of[target].name}, into what it takes")
 
-    operators = [operator for operator in kept if operator not in fused]
-    writers = [*topology.inputs, *(operator.output for operator in operators)]
+    nodes = [node for node in kept if node not in fused]
+    writers = [*(writer.source for writer in topology.inputs), *(node.output for node in nodes)]
     edges = [(writer, reader) for writer in writers for reader in readers.get(writer, [])]
-    return Topology(topology.inputs, operators, topology.outputs, edges, chains)
+    return topology.replaced(nodes, edges, chains), changes
 
 
-def _alone(operator: LinearUnaryOperator) -> Chain:
-    """The chain of one linear operator: its logic, under its name."""
-    return Chain(operator.logic, (operator.name,))
+def _alone(node: Node) -> Chain:
+    """The chain of one linear operator: its logic (all a linear operator is made from), under its name."""
+    (logic,) = node.arguments
+    return Chain(logic, (node.name,))

@@ -39,12 +39,12 @@ the frontier jumps past all of ``v``'s iterations at once: the loop has
 converged at ``v``. A cycle whose summary does not advance a version would
 hold itself back forever, so the graph is refused when it has one.
 
-The graph is fixed when the tracker is made. ``GraphBuilder.finalize``
-records the compiled graph's locations and paths in a ``TrackerBuilder``
-(timely's ``reachability::Builder``), whose ``build`` checks the cycles and
-works out once, from every location, the minimal summaries of the paths
-leaving it (over simple paths: going around a cycle once more only adds
-iterations). From then on only counts change. Rust DD's names: a version is
+The graph is fixed when the tracker is made. Once its passes are done,
+``final.compile`` records the graph's locations and paths in a
+``TrackerBuilder`` (timely's ``reachability::Builder``), whose ``build``
+checks the cycles and works out once, from every location, the minimal
+summaries of the paths leaving it (over simple paths: going around a cycle
+once more only adds iterations). From then on only counts change. Rust DD's names: a version is
 a timestamp; ``ChangeBatch`` is timely's.
 
 Simplification: timely's ``reachability::Tracker`` pushes every change of a
@@ -204,10 +204,10 @@ class ChangeBatch(list):
 class TrackerBuilder:
     """A graph's locations and the paths between them, recorded to build its ``ProgressTracker`` once.
 
-    Timely's ``reachability::Builder``: ``GraphBuilder.finalize`` adds a
-    location for every end of every edge of the compiled graph, and a path
-    for every edge and every way through an operator; ``build`` compiles
-    them into the tracker, whose graph is fixed from then on.
+    Timely's ``reachability::Builder``: ``final.compile`` adds a location for
+    every end of every edge of the topology its passes left, and a path for
+    every edge and every way through an operator; ``build`` compiles them
+    into the tracker, whose graph is fixed from then on.
 
     Invariant: ``_paths[l]`` lists the paths out of location ``l`` as
     ``(location, kind)``, ``kind`` the summary of the operator the path goes
@@ -326,6 +326,11 @@ class ProgressTracker:
     def input_name(self, location: int) -> str | None:
         """The name of the input ``location`` is, or None if it is not one of the graph's inputs."""
         return self._inputs.get(location)
+
+    @property
+    def locations(self) -> int:
+        """How many locations the graph has."""
+        return len(self._names)
 
     def name(self, location: int) -> str:
         """What messages call ``location`` (``input 'trips'``, ``count #3``, ...)."""

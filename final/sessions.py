@@ -23,12 +23,16 @@ their users:
 
 ``GraphBuilder.new_input()`` and ``new_session()``, and ``stream.connect_reader()``
 and ``stream.output()`` make them; ``graph.run()`` flushes every session and
-steps until the graph is quiet. They are made while the graph is built, and
-feed or read it once it is finalized.
+steps until the graph is quiet. They are made while the graph is recorded,
+and feed or read it once it is compiled: each is a handle, which compiling
+the graph binds, once, to its end there (``InputEnd``, ``ReaderEnd``, ends of
+``final.edges``); until then it reaches an ``Unbuilt`` end, which refuses
+data and frontier reads.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -37,31 +41,116 @@ from .edges import DataMessage, DifferenceStreamReader, DifferenceStreamWriter
 from .errors import FrontierError, FunctionError, GraphError, RecordError, VersionError
 from .operators.base import plain
 from .order import Antichain, Version, as_version, checked_frontier, checked_version
+from .topology import Source, Target
 from .trace import add_multiplicity
 
 if TYPE_CHECKING:
-    from .graph import Scope, Status
+    from .errors import Status
     from .progress import ProgressTracker
+    from .topology import Scope
 
 
-class InputWriter(DifferenceStreamWriter):
+class Unbuilt:
+    """What a handle reaches before its graph is compiled: no tracker, no location, and nothing wired to it.
+
+    So nothing can be sent through it and no frontier read from it (both
+    refused, saying to call ``finalize()``), nothing ever arrives in its
+    ``queue``, and an input's frontier may move (the compiled graph counts
+    it as it is then).
+    """
+
+    __slots__ = ("queue", "what")
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        """What the handle is, as messages name it: ``input 'prices'``, ``a stream``."""
+        self.queue: deque[DataMessage] = deque()
+
+    def check_built(self, doing: str) -> None:
+        """Refuse ``doing`` (``send data to``, ...): the graph is not built."""
+        raise self._refusal(doing)
+
+    def send_trusted(self, version: Version, collection: Collection) -> None:
+        raise self._refusal("send data to")
+
+    @property
+    def frontier(self) -> Antichain:
+        raise self._refusal("read the frontier of")
+
+    def _refusal(self, doing: str) -> GraphError:
+        return GraphError(
+            f"cannot {doing} {self.what} before finalize(): the graph is not built yet, so nothing reads it and "
+            f"nothing has run. Build the whole graph, call builder.finalize(), then use it"
+        )
+
+    def frontier_since(self, seen: Antichain) -> Antichain:
+        """Nothing has run, so the frontier is where the reader last saw it."""
+        return seen
+
+    def move(self, before: tuple[Version, ...], after: tuple[Version, ...]) -> None:
+        """Nothing counts an input's frontier yet: the compiled graph starts from where it is then."""
+
+
+class InputEnd(DifferenceStreamWriter):
+    """An input's writer in the compiled graph, whose pointstamps are the input's frontier.
+
+    Invariant: the tracker counts one pointstamp at ``location`` per element
+    of the input's frontier, from when it is built (it is given the
+    frontier then) on.
+    """
+
+    def __init__(self, scope: Scope, label: str, progress: ProgressTracker, location: int,
+                 readers: list[DifferenceStreamReader], frontier: Antichain) -> None:
+        super().__init__(scope, label, progress, location, readers)
+        for version in frontier.elements:
+            progress.update(location, version, 1)
+
+    def check_built(self, doing: str) -> None:
+        """Nothing to refuse: the graph is built."""
+
+    def move(self, before: tuple[Version, ...], after: tuple[Version, ...]) -> None:
+        """The input's frontier moved from ``before`` to ``after``: its pointstamps move with it."""
+        self.progress.move(self.location, before, after)
+
+
+class ReaderEnd(DifferenceStreamReader):
+    """The end a reader the user holds reads in the compiled graph: counted by no one, as nothing
+    downstream of it waits."""
+
+    __slots__ = ()
+
+    def __init__(self, scope: Scope, progress: ProgressTracker, location: int) -> None:
+        super().__init__(scope, progress, location, counted=False)
+
+    def frontier_since(self, seen: Antichain) -> Antichain:
+        """The frontier now (``seen`` is where the reader last saw it: the tracker knows better)."""
+        return self.progress.frontier(self.location)
+
+
+class InputWriter:
     """An input of the graph, as its user feeds it: ``send_data`` and ``send_frontier`` (002's writer).
 
     An input's frontier is its promise: no data at versions it has passed.
-    ``GraphBuilder.new_input`` makes one; its frontier may move before the
-    graph is finalized, but data is sent only after (nothing reads the
-    input until then).
+    ``GraphBuilder.new_input`` makes one, recorded as ``source``; compiling
+    the graph binds it to its ``end`` there. Its frontier may move before
+    that, but data is sent only after (nothing reads the input until then).
 
     Invariant: ``frontier`` only moves forward, and no data is sent at a
-    version it has passed; once wired, the tracker counts a pointstamp at
-    its location for each element of ``frontier``.
+    version it has passed; ``end`` is ``Unbuilt`` until the graph is
+    compiled, then the input's writer there, which the tracker counts the
+    frontier at.
     """
 
     def __init__(self, scope: Scope, status: Status, name: str) -> None:
-        super().__init__(scope)
+        self.scope = scope
+        self.dimension = scope.dimension
+        """How many coordinates the versions of this input have."""
         self.status = status
         self.name = name
         """What ``graph.frontiers()``, diagrams and messages call the input."""
+        self.source = Source(scope)
+        """Where the recorded graph's edges from this input start."""
+        self.end: InputEnd | Unbuilt = Unbuilt(f"input {name!r}")
         self._frontier = scope.initial_frontier
 
     @property
@@ -72,6 +161,11 @@ class InputWriter(DifferenceStreamWriter):
     @property
     def label(self) -> str:
         return f"input {self.name}"
+
+    def bind(self, end: InputEnd) -> None:
+        """Send through ``end``, this input's writer in the compiled graph, from now on (``final.compile``,
+        once)."""
+        self.end = end
 
     def send_data(self, version: Version, collection: Collection) -> None:
         """Send a difference collection at ``version`` (002's API).
@@ -84,8 +178,7 @@ class InputWriter(DifferenceStreamWriter):
             BrokenGraphError: the graph failed earlier.
         """
         self.status.check("send data to", self.name)
-        if self.progress is None:
-            self.check_finalized("send data to")
+        self.end.check_built("send data to")
         checked_version(version, VersionError, "the version of sent data", self.dimension)
         if not self._frontier.less_equal_version(version):
             raise VersionError(
@@ -97,7 +190,7 @@ class InputWriter(DifferenceStreamWriter):
                 f"send_data takes a Collection, not {type(collection).__name__}: {collection!r}; "
                 f"wrap it: Collection([(record, multiplicity), ...])"
             )
-        self.send_trusted(version, collection)
+        self.end.send_trusted(version, collection)
 
     def send_frontier(self, frontier: Antichain | Version) -> None:
         """Promise that no more data will be sent at versions ``frontier`` has passed.
@@ -122,22 +215,7 @@ class InputWriter(DifferenceStreamWriter):
         """Move the frontier to ``frontier``, which is at or after it, without checks (the internal protocol:
         for input sessions, which check versions themselves)."""
         before, self._frontier = self._frontier, frontier
-        if self.progress is not None:  # before finalize there is no tracker yet: it starts from the frontier
-            self.progress.move(self.location, before.elements, frontier.elements)
-
-    def check_finalized(self, what: str) -> None:
-        """Raise a GraphError if the graph is not finalized yet: nothing reads this input before then."""
-        if self.progress is None:
-            raise GraphError(
-                f"cannot {what} input {self.name!r} before finalize(): the graph is not built yet, so nothing "
-                f"reads it. Build the whole graph, call builder.finalize(), then feed it"
-            )
-
-    def wire(self, progress: ProgressTracker, location: int, readers: list[DifferenceStreamReader]) -> None:
-        """``DifferenceStreamWriter.wire``, and the tracker counts the input's frontier from now on."""
-        super().wire(progress, location, readers)
-        for version in self._frontier.elements:
-            progress.update(location, version, 1)
+        self.end.move(before.elements, frontier.elements)
 
 
 class FrontierMessage:
@@ -180,25 +258,44 @@ class FrontierMessage:
         return f"FrontierMessage({plain(self.before)} -> {plain(self.after)})"
 
 
-class ConnectedReader(DifferenceStreamReader):
+class ConnectedReader:
     """A reader of a stream, for its user: ``drain`` and ``probe_frontier_less_than`` (002's reader).
 
-    ``stream.connect_reader()`` makes one; an ``Output`` reads through one.
-    It is counted by no one: nothing downstream of it waits, so what is
-    queued here holds back no frontier.
+    ``stream.connect_reader()`` makes one, recorded as ``target``; an
+    ``Output`` reads through one. Compiling the graph binds it to its
+    ``end`` there, which is counted by no one: nothing downstream of it
+    waits, so what is queued there holds back no frontier.
 
     Invariant: ``_seen`` is the frontier the last ``drain`` ended with (the
-    scope's initial frontier before the first).
+    scope's initial frontier before the first); ``end`` is ``Unbuilt`` until
+    the graph is compiled.
     """
 
-    __slots__ = ("_seen", "status")
-
-    counted = False
-
     def __init__(self, scope: Scope, status: Status) -> None:
-        super().__init__(scope)
+        self.scope = scope
         self.status = status
+        self.target = Target(scope)
+        """Where the recorded graph's edge to this reader ends."""
+        self.end: ReaderEnd | Unbuilt = Unbuilt("a stream")
         self._seen = scope.initial_frontier
+
+    def bind(self, end: ReaderEnd) -> None:
+        """Read from ``end``, this reader's end in the compiled graph, from now on (``final.compile``, once)."""
+        self.end = end
+
+    @property
+    def queue(self) -> deque[DataMessage]:
+        """The messages not drained yet, oldest first."""
+        return self.end.queue
+
+    @property
+    def frontier(self) -> Antichain:
+        """The versions data may still arrive at: every version it does not allow is finished here.
+
+        Raises:
+            GraphError: the graph is not finalized yet, so nothing has run.
+        """
+        return self.end.frontier
 
     def probe_frontier_less_than(self, frontier: Antichain | Version) -> bool:
         """Whether this stream's frontier is still before ``frontier`` (a Version stands for its antichain).
@@ -219,12 +316,11 @@ class ConnectedReader(DifferenceStreamReader):
         failed the frontier stays where it was: the version being worked on
         never finishes.
         """
-        queue = self.queue
+        queue = self.end.queue
         while queue:
             yield queue.popleft()
-        progress = self.progress
-        if self.status.failure is None and progress is not None:  # before finalize, nothing has moved
-            frontier = progress.frontier(self.location)
+        if self.status.failure is None:
+            frontier = self.end.frontier_since(self._seen)
             if frontier is not self._seen:
                 before, self._seen = self._seen, frontier
                 if before.elements != frontier.elements:
@@ -232,7 +328,7 @@ class ConnectedReader(DifferenceStreamReader):
 
     def is_empty(self) -> bool:
         """Whether ``drain`` would yield nothing: no data queued, and the frontier where the last drain left it."""
-        return not self.queue and (self.progress is None or self.frontier.elements == self._seen.elements)
+        return not self.end.queue and self.end.frontier_since(self._seen).elements == self._seen.elements
 
 
 class InputSession:
@@ -320,8 +416,9 @@ class InputSession:
         writer.status.check("flush", writer.name)
         if not self._buffer:
             return
-        if writer.progress is None and any(self._buffer.values()):
-            writer.check_finalized("send changes to")
+        end = writer.end
+        if any(self._buffer.values()):
+            end.check_built("send changes to")
         buffer, self._buffer, self._current = self._buffer, {}, None
         versions = buffer.items() if len(buffer) == 1 else sorted(buffer.items(), key=lambda item: tuple(item[0]))
         for version, changes in versions:
@@ -331,7 +428,7 @@ class InputSession:
             # Versions were checked when buffered; the frontier is checked again, as the input's writer
             # (graph.inputs) may have moved it since. send_data says why a version is refused.
             if writer.frontier.less_equal_version(version):
-                writer.send_trusted(version, collection)
+                end.send_trusted(version, collection)
             else:
                 writer.send_data(version, collection)
 
@@ -534,10 +631,11 @@ class Output:
         failure = self.reader.status.failure
         if failure is not None:
             return f"the graph failed earlier ({failure}), so it never will; build the graph again"
-        progress = self.reader.progress
+        end = self.reader.end
+        progress = end.progress
         inputs = [
             f"input {progress.input_name(location)!r} (frontier {held})"
-            for location, held in progress.holding(self.reader.location, version)
+            for location, held in progress.holding(end.location, version)
             if progress.input_name(location) is not None
         ]
         if inputs:
@@ -548,7 +646,8 @@ class Output:
         """Take in the queued changes, by version, and finish the versions the frontier has passed (the graph
         calls it after every step). Once the graph has failed the frontier stays where it was: the version
         being worked on never finishes."""
-        queue, open_versions = self.reader.queue, self._open
+        end, open_versions = self.reader.end, self._open
+        queue = end.queue
         while queue:
             message = queue.popleft()
             changes = open_versions.get(message.version)
@@ -562,7 +661,7 @@ class Output:
                 else:
                     changes.pop(record, None)
         if self.reader.status.failure is None:
-            frontier = self.reader.frontier
+            frontier = end.frontier
             if frontier is not self._frontier:
                 self._frontier = frontier
                 finished = sorted((version for version in open_versions if not frontier.less_equal_version(version)),

@@ -1,13 +1,15 @@
 """The stream API: what a program chains to build a dataflow (``stream.map(f).join(other).count()``).
 
 ``DifferenceStreamBuilder`` is a stream under construction, in a scope of a
-graph. Its operator methods come from the operator families of
-``final.operators``, each family's methods beside its operators
-(``LinearMethods``, ``ReduceMethods``, ...; ``final.operators.FAMILIES``);
-this module adds what every family needs: wiring an operator
-(``add_operator``), bringing a stream into a loop (``enter``), and the ends
-of a graph (``output``, ``connect_reader``). Source: document 002, "v2:
-Constructing dataflow graphs" (the builder), "v4" (``enter``).
+graph: the source it is sent from, and the recorder that records what reads
+it (the program's ``GraphBuilder``, or a compile pass's ``Recorder``). Its
+operator methods come from the operator families of ``final.operators``,
+each family's methods beside its operators (``LinearMethods``,
+``ReduceMethods``, ...; ``final.operators.FAMILIES``); this module adds what
+every family needs: recording an operator (``add_operator``), bringing a
+stream into a loop (``enter``), and the ends of a graph (``output``,
+``connect_reader``). Source: document 002, "v2: Constructing dataflow
+graphs" (the builder), "v4" (``enter``).
 """
 
 from __future__ import annotations
@@ -24,27 +26,27 @@ from .order import Version
 from .sessions import Output
 
 if TYPE_CHECKING:
-    from .edges import DifferenceStreamReader, DifferenceStreamWriter
-    from .graph import GraphBuilder, Scope
     from .sessions import ConnectedReader
+    from .topology import General, Recorder, Scope, Source
     from .trace import Arrangement
 
 
 class DifferenceStreamBuilder(*FAMILIES):
     """A stream under construction: each operator method adds a vertex and returns its output stream.
 
-    ``builder``, ``writer`` and ``scope`` are the graph's builder, the
-    stream's writer (an input's, or an operator's output) and the scope it
-    lives in.
+    ``builder``, ``writer`` and ``scope`` are the recorder of the graph
+    (its ``GraphBuilder``, or a pass's ``Recorder``), the recorded source
+    the stream is sent from (an input's, or an operator's output) and the
+    scope it lives in.
     """
 
-    def __init__(self, builder: GraphBuilder, writer: DifferenceStreamWriter, scope: Scope) -> None:
+    def __init__(self, builder: Recorder, writer: Source, scope: Scope) -> None:
         self.builder = builder
         self.writer = writer
         self.scope = scope
         self._entered: dict[Scope, DifferenceStreamBuilder] = {}
 
-    def stream_of(self, writer: DifferenceStreamWriter, scope: Scope) -> DifferenceStreamBuilder:
+    def stream_of(self, writer: Source, scope: Scope) -> DifferenceStreamBuilder:
         """A stream of this builder from ``writer``, in ``scope`` (the internal protocol: a loop's feedback edge)."""
         return DifferenceStreamBuilder(self.builder, writer, scope)
 
@@ -53,14 +55,17 @@ class DifferenceStreamBuilder(*FAMILIES):
         return ArrangedStream(self.builder, self.writer, self.scope, arrangement)
 
     def add_operator(
-        self, make: Callable[[list[DifferenceStreamReader], DifferenceStreamWriter], Operator], name: str,
-        others: Iterable[StreamMethods] = (), scope: Scope | None = None, output: DifferenceStreamWriter | None = None,
+        self, operator: type[Operator], name: str, others: Iterable[StreamMethods] = (), scope: Scope | None = None,
+        output: Source | None = None, arguments: tuple = (), general: General | None = None,
     ) -> DifferenceStreamBuilder:
-        """Wire a new operator called ``name`` that reads this stream and ``others``; return its output stream.
+        """Record a new operator called ``name`` that reads this stream and ``others``; return its output stream.
 
-        The output is in ``scope`` (by default the innermost scope of the
-        streams read); streams from enclosing scopes are entered into the
-        innermost one first (the internal protocol).
+        The compiled graph makes it as ``operator(place, *arguments)``
+        (``final.operators.base.Place``); ``general`` is an in-place
+        reduction's general rendering (``final.strategies``). The output is
+        in ``scope`` (by default the innermost scope of the streams read);
+        streams from enclosing scopes are entered into the innermost one
+        first (the internal protocol).
 
         Raises:
             GraphError: the graph is finalized, a stream comes from another
@@ -81,7 +86,7 @@ class DifferenceStreamBuilder(*FAMILIES):
             stream._check_open(name)
         readers = [self.builder.new_reader(stream.enter(inner).writer) for stream in streams]
         scope = scope or inner
-        writer = self.builder.add_operator(make, readers, scope, name, output)
+        writer = self.builder.add_operator(operator, readers, scope, name, output, arguments, general)
         return DifferenceStreamBuilder(self.builder, writer, scope)
 
     def enter(self, scope: Scope) -> DifferenceStreamBuilder:
@@ -110,14 +115,7 @@ class DifferenceStreamBuilder(*FAMILIES):
 
     def _check_open(self, what: str) -> None:
         """Raise a GraphError if this stream is inside a loop that ``iterate`` has finished building."""
-        scope = self.scope
-        while scope is not None:
-            if scope.closed:
-                raise GraphError(
-                    f"{what} reads a stream built inside an iterate body, after the loop was built; its versions "
-                    f"count iterations. Use the stream iterate returns, or build this inside the body"
-                )
-            scope = scope.parent
+        self.builder.check_open(self.scope, what)
 
     def connect_reader(self) -> ConnectedReader:
         """A new reader of this stream, for the user to read outputs from (002's API).
@@ -162,7 +160,6 @@ class DifferenceStreamBuilder(*FAMILIES):
 class ArrangedStream(DifferenceStreamBuilder):
     """A stream with a shared ``Arrangement`` of its contents, made by ``arrange()``: joins read it there."""
 
-    def __init__(self, builder: GraphBuilder, writer: DifferenceStreamWriter, scope: Scope,
-                 arrangement: Arrangement) -> None:
+    def __init__(self, builder: Recorder, writer: Source, scope: Scope, arrangement: Arrangement) -> None:
         super().__init__(builder, writer, scope)
         self.arrangement = arrangement

@@ -4,11 +4,17 @@
 named inputs and outputs, every operator labelled by its name and number
 (with the linear operators fused into it), readers the user connected, each
 ``iterate`` scope as a box nested in its enclosing one, and each loop's
-feedback edge dashed; left to right, or top to bottom when it has a loop. ``to_dot(graph, pointstamps=True)`` adds the
-graph's progress, the pointstamps the tracker counts at every location.
-``render`` turns that into SVG or PNG with graphviz's ``dot``. ``plot_product_order`` draws a
-2-D grid of versions, an antichain and the upper set it allows, and frontiers
-advancing, as in 002's figures for "v5/vFinal: Partially ordered versions".
+feedback edge dashed; left to right, or top to bottom when it has a loop.
+``to_dot(graph, pointstamps=True)`` adds the graph's progress, the
+pointstamps the tracker counts at every location. Compiling a graph has
+three stages, and each can be drawn: ``to_dot`` also takes a ``Topology``,
+the graph as recorded (``graph.compiled.recorded``) or as a pass left it
+(``graph.compiled.stages``), whose operators have names but no numbers yet;
+``compilation(graph)`` says in words what each pass changed. ``render``
+turns a drawing into SVG or PNG with graphviz's ``dot``.
+``plot_product_order`` draws a 2-D grid of versions, an antichain and the
+upper set it allows, and frontiers advancing, as in 002's figures for
+"v5/vFinal: Partially ordered versions".
 """
 
 from __future__ import annotations
@@ -16,8 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .topology import Node, Topology
+
 if TYPE_CHECKING:
-    from .graph import Graph, Scope
+    from .graph import Graph
+    from .topology import Scope
 
 SCOPE_COLORS = ("white", "#f2f2f2", "#e0e0e0", "#cfcfcf")
 """Fill of a scope box by nesting depth: deeper loops are darker, as 002 shades the loop body."""
@@ -27,13 +36,14 @@ MAX_WIDTH_INCHES = 9
 A graph with a loop is laid out top to bottom, which keeps its feedback edge and ``egress`` in view."""
 
 
-def _label(operator: Any) -> str:
-    """An operator's name and number, with the linear operators fused into it one per line (dot's ``\\n``):
-    those fused in front of its inputs above it (``map +``), those after its output below (``+ map``)."""
+def _label(node: Node, topology: Topology, number: int | None) -> str:
+    """A node's name (and number, once compiled), with the linear operators fused into it one per line (dot's
+    ``\\n``): those fused in front of its inputs above it (``map +``), those after its output below (``+ map``)."""
+    before, after = topology.fused(node)
     lines = [
-        *(f"{name} +" for reader in operator.inputs for name in reader.fused),
-        f"{operator.name} #{operator.number}",
-        *(f"+ {name}" for name in operator.output.fused),
+        *(f"{name} +" for name in before),
+        node.name if number is None else f"{node.name} #{number}",
+        *(f"+ {name}" for name in after),
     ]
     return "\\n".join(_quoted(line) for line in lines)
 
@@ -43,58 +53,70 @@ def _quoted(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def to_dot(graph: Graph, pointstamps: bool = False) -> str:
-    """The dot source of ``graph``: one node per input, operator, output and reader the user connected.
+def to_dot(shown: Graph | Topology, pointstamps: bool = False) -> str:
+    """The dot source of ``shown``: one node per input, operator, output and reader the user connected.
 
-    Read from the compiled graph: its ``topology`` (inputs, operators in
-    topological order, outputs, and each edge by its two ends) and
-    ``scope_of()``. The feedback edge of a loop, the one edge that runs
-    against the topological order, is drawn dashed, going back to the loop's
-    head. With ``pointstamps`` it also
-    shows the graph's progress as the tracker counts it (``final.progress``):
-    the versions an input's frontier holds, those an operator holds back
-    (its capabilities), the messages queued on each edge, by version, and
-    each output's frontier, which follows from all of them.
+    A ``Graph`` is drawn from the topology it was compiled from
+    (``graph.compiled``), its operators numbered; a ``Topology`` (recorded,
+    or as a pass left it) with its operators' names alone. The feedback edge
+    of a loop, the one edge that runs against the topological order, is drawn
+    dashed, going back to the loop's head. With ``pointstamps`` (a graph's
+    only) it also shows the graph's progress as the tracker counts it
+    (``final.progress``): the versions an input's frontier holds, those an
+    operator holds back (its capabilities), the messages queued on each
+    edge, by version, and each output's frontier, which follows from all
+    of them.
     """
-    progress = graph.progress
+    compiled = None if isinstance(shown, Topology) else shown.compiled
+    topology = shown if compiled is None else compiled.topology
+    shown_counts = pointstamps and compiled is not None
+
+    def held(what: str, end: Any) -> list[str]:
+        """The pointstamps at the built end of ``end``, if they are shown."""
+        if not shown_counts:
+            return []
+        return _held(what, compiled.progress.pointstamps(compiled.ends[end].location))
+
     node: dict[int, str] = {}
     lines = ["digraph dataflow {", '  node [shape=box, style="rounded,filled", fillcolor=white];']
-    for number, writer in enumerate(graph.inputs):
+    for number, writer in enumerate(topology.inputs):
         node[id(writer)] = f"input{number}"
-        label = _lines(writer.name, *_held("holds", progress.pointstamps(writer.location), pointstamps))
+        label = _lines(writer.name, *held("holds", writer.source))
         lines.append(f'  input{number} [label="{label}", shape=ellipse, fillcolor="#e8f0fe"];')
-    for number, output in enumerate(graph.outputs):
+    for number, output in enumerate(topology.outputs):
         node[id(output)] = f"output{number}"
-        frontier = [f"frontier {_plain_versions(output.frontier.elements)}"] if pointstamps else []
+        frontier = [f"frontier {_plain_versions(output.frontier.elements)}"] if shown_counts else []
         label = _lines(output.name, *frontier)
         lines.append(f'  output{number} [label="{label}", shape=ellipse, fillcolor="#e6f4ea"];')
 
     clusters: dict[int, list[str]] = {}
     scopes: dict[int, Scope] = {}
-    for operator in graph.operators:
-        node[id(operator)] = f"op{operator.number}"
-        scope = graph.scope_of(operator)
+    numbers: dict[int, int] = {}
+    for number, vertex in enumerate(topology.nodes):
+        node[id(vertex)] = f"op{number}"
+        numbers[id(vertex)] = number
+        scope = vertex.output.scope
         key = id(scope) if scope.parent is not None else 0
         scopes[key] = scope
-        held = _held("holds", progress.pointstamps(operator.output.location), pointstamps)
-        label = _label(operator) + ("\\n" + _lines(*held) if held else "")
-        clusters.setdefault(key, []).append(f'op{operator.number} [label="{label}"];')
+        holds = held("holds", vertex.output)
+        label = _label(vertex, topology, None if compiled is None else number) + (
+            "\\n" + _lines(*holds) if holds else "")
+        clusters.setdefault(key, []).append(f'op{number} [label="{label}"];')
     lines += _nested_clusters(clusters, scopes)
     loops = any(key != 0 for key in clusters)
     lines.insert(1, f'  rankdir={"TB" if loops else "LR"}; size="{MAX_WIDTH_INCHES},100";')
 
     readers = 0
-    vertex = graph.topology.vertices()
-    numbers = {id(operator): operator.number for operator in graph.operators}
-    for writer, reader in graph.topology.edges:
-        source, target = vertex.get(writer, writer), vertex.get(reader, reader)
+    vertices = topology.vertices()
+    for source_end, target_end in topology.edges:
+        source, target = vertices[source_end], vertices[target_end]
         if id(target) not in node:  # a reader the user connected
             node[id(target)] = f"reader{readers}"
             lines.append(f'  reader{readers} [label="reader", shape=note];')
             readers += 1
         back = id(source) in numbers and numbers.get(id(target), len(numbers)) <= numbers[id(source)]
         attributes = ["style=dashed", "constraint=false"] if back else []
-        queued = _held("queued", progress.pointstamps(reader.location), pointstamps)
+        queued = held("queued", target_end)
         if queued:
             attributes.append(f'label="{_lines(*queued)}"')
         style = f" [{', '.join(attributes)}]" if attributes else ""
@@ -103,9 +125,37 @@ def to_dot(graph: Graph, pointstamps: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _held(what: str, counts: dict, shown: bool) -> list[str]:
-    """``what`` and the pointstamps ``counts`` (version -> how many) as one line, if ``shown`` and any."""
-    if not shown or not counts:
+def compilation(graph: Graph) -> str:
+    """How ``graph`` was compiled, in words: how many operators were recorded, what each pass changed (one
+    line per change), and how many operators and tracker locations the compiled graph has."""
+    compiled = graph.compiled
+    lines = [f"recorded: {_operators(compiled.recorded)}"]
+    for stage in compiled.stages:
+        lines.append(f"{stage.name}: {_operators(stage.topology)}")
+        lines += [f"  {change}" for change in stage.changes] or ["  (nothing to change)"]
+    lines.append(f"compiled: {_count(len(graph.operators), 'operator')}, "
+                 f"{_count(compiled.progress.locations, 'tracker location')}")
+    return "\n".join(lines)
+
+
+def _operators(topology: Topology) -> str:
+    """How many operators ``topology`` has, and their names in order, each with the linear operators fused
+    into it."""
+    names = []
+    for node in topology.nodes:
+        before, after = topology.fused(node)
+        names.append(" + ".join([*before, node.name, *after]))
+    return f"{_count(len(names), 'operator')} ({', '.join(names)})"
+
+
+def _count(number: int, thing: str) -> str:
+    """``1 operator``, ``3 operators``."""
+    return f"{number:,} {thing}{'' if number == 1 else 's'}"
+
+
+def _held(what: str, counts: dict) -> list[str]:
+    """``what`` and the pointstamps ``counts`` (version -> how many) as one line, if there are any."""
+    if not counts:
         return []
     versions = sorted(counts, key=tuple)
     shown_counts = (_plain_versions((version,)) + (f" x{counts[version]}" if counts[version] > 1 else "")
@@ -152,12 +202,12 @@ def _nested_clusters(clusters: dict[int, list[str]], scopes: dict[int, Any]) -> 
     return [line for root in roots for line in emit(root, 0)]
 
 
-def render(graph: Graph, format: str = "svg", pointstamps: bool = False) -> bytes:
-    """The graph drawn by graphviz's ``dot``, as ``format`` bytes (``svg`` or ``png``); ``pointstamps`` as for
+def render(shown: Graph | Topology, format: str = "svg", pointstamps: bool = False) -> bytes:
+    """A graph, or a topology, drawn by graphviz's ``dot``, as ``format`` bytes (``svg`` or ``png``); as for
     ``to_dot``."""
     import graphviz
 
-    return graphviz.Source(to_dot(graph, pointstamps)).pipe(format=format)
+    return graphviz.Source(to_dot(shown, pointstamps)).pipe(format=format)
 
 
 def plot_product_order(

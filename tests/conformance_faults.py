@@ -1,7 +1,7 @@
 """Engines with planted faults, for testing that the conformance checker catches them.
 
 Each wraps final's adapter and spoils its output in one way a real engine
-might: dropping a retraction, emitting at the wrong version, counting twice;
+might: dropping a retraction, emitting at the wrong version, counting twice, keeping zero entries;
 ``MergingEngine`` spoils its input instead, the way an engine that reads
 JSON's booleans as Python's bool does. Run as a program (``python -m tests.conformance_faults drop_retraction``) it
 speaks the protocol, so the checker's subprocess path is tested too.
@@ -23,9 +23,14 @@ Updates = list[tuple]
 
 
 def drop_retraction(updates: Updates) -> Updates:
-    """Loses the first retraction (negative multiplicity) the output has."""
-    first = next((i for i, (_, _, m) in enumerate(updates) if m < 0), None)
-    return updates if first is None else updates[:first] + updates[first + 1:]
+    """Loses one retraction (negative multiplicity) of the output: the first in the order of its record and
+    version as ``repr`` writes them, so the same one in every run (final's order of a version's updates
+    follows string hashing, which differs from process to process)."""
+    retractions = [i for i, (_, _, m) in enumerate(updates) if m < 0]
+    if not retractions:
+        return updates
+    first = min(retractions, key=lambda i: repr(updates[i][:2]))
+    return updates[:first] + updates[first + 1:]
 
 
 def later(version: int | tuple) -> int | tuple:
@@ -50,11 +55,19 @@ def no_frontiers(updates: Updates) -> Updates:
     return updates
 
 
+def keep_zeros(updates: Updates) -> Updates:
+    """Emits each update, then its record at its version with multiplicity 0: what an engine sends whose
+    consolidation keeps the entries it summed to 0."""
+    return [kept for record, version, multiplicity in updates
+            for kept in ((record, version, multiplicity), (record, version, 0))]
+
+
 FAULTS: dict[str, Callable[[Updates], Updates]] = {
     "no_frontiers": no_frontiers,
     "drop_retraction": drop_retraction,
     "wrong_version": wrong_version,
     "double_count": double_count,
+    "keep_zeros": keep_zeros,
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from final.conformance import catalog
 from final.conformance.__main__ import catalog_markdown, main
-from final.conformance.cases import CASES, Case, CaseError, Message, load, load_all
+from final.conformance.cases import CASES, VALID_LIST, Case, CaseError, Message, load, load_all
 from final.conformance.check import judge, physical, read_report, shrink, size, without
 from final.conformance.encoding import FALSE, TRUE, EncodingError, decode, encode
 from final.conformance.engines import CommandEngine
@@ -39,9 +40,11 @@ BY_NAME = {case.name: case for case in COMMITTED}
 
 
 def test_the_committed_case_set_is_what_generate_writes_for_the_default_seed(tmp_path: Path) -> None:
+    """Its cases, its manifest and its list of the digests of the cases found valid (``VALID_LIST``)."""
     write(generate(DEFAULT_SEED), tmp_path, DEFAULT_SEED)
-    written = {path.relative_to(tmp_path): path.read_text() for path in tmp_path.rglob("*.json")}
-    committed = {path.relative_to(CASES): path.read_text() for path in CASES.rglob("*.json")}
+    written = {path.relative_to(tmp_path): path.read_text() for path in tmp_path.rglob("*") if path.is_file()}
+    committed = {path.relative_to(CASES): path.read_text() for path in CASES.rglob("*") if path.is_file()}
+    assert Path(VALID_LIST) in committed
     assert written.keys() == committed.keys()
     assert [name for name in written if written[name] != committed[name]] == []
 
@@ -417,8 +420,9 @@ def test_a_wrong_case_is_refused_before_any_engine_runs(tmp_path: Path, capsys, 
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(value))
     assert main(["check", *engine, "--cases", str(path), "--report", str(tmp_path / "r.json")]) == 2
-    assert capsys.readouterr().err.startswith(f"error: {path}: {message}")
-    assert not (tmp_path / "r.json").exists()
+    assert any(line.startswith(f"error: {path}: {message}") for line in capsys.readouterr().err.splitlines())
+    report = read_report(tmp_path / "r.json")  # no engine ran, and the report says why
+    assert report["verdicts"] == [] and report["reasons"] == ["could not start"] and path.name in report["error"]
     with pytest.raises(CaseError, match=re.escape(f"{path}: {message}")):
         list(load_all(tmp_path / "cases"))
 
@@ -447,8 +451,9 @@ def test_check_prints_failures_a_table_the_smallest_cases_and_the_summary(tmp_pa
     assert status == 1
     assert "FAIL reachability/doc-fraud_propagation" in out and "at version 1: extra" in out
     assert "| reachability |" in out.replace("  ", " ").replace("  ", " ")
-    # The rerun keeps the label, so that its report is filed beside this one's (not as cmd.json's neighbour).
-    assert "check --engine 'cmd:python -m tests.conformance_faults drop_retraction' --label cmd --cases" in out
+    # The rerun has a label of its own, the run's and the case's, so that its report is filed beside this one's.
+    assert ("check --engine 'cmd:python -m tests.conformance_faults drop_retraction' --label "
+            "cmd-reachability-doc-fraud_propagation-shrunk --cases") in out
     assert out.rstrip().splitlines()[-1] == "0 passed, 2 failed, 0 unsupported"
     report = read_report(tmp_path / "r.json")
     assert report["failed"] == 2 and set(report["smallest_failing"]) == {"reachability", "explode"}
@@ -456,9 +461,15 @@ def test_check_prints_failures_a_table_the_smallest_cases_and_the_summary(tmp_pa
     assert list((tmp_path / "r-shrunk").rglob("*.json"))
 
 
-def _expect(path: Path, failures: dict[str, str]) -> Path:
-    path.write_text(json.dumps({"format": "dd-conformance-expect/1", "engine": "drop", "expected_failures": failures}))
+def _expect(path: Path, failures: dict[str, dict[str, str]], format: str = "dd-conformance-expect/2") -> Path:
+    path.write_text(json.dumps({"format": format, "engine": "drop", "expected_failures": failures}))
     return path
+
+
+DROPPING = "cmd:python -m tests.conformance_faults drop_retraction"
+DOUBLING = "cmd:python -m tests.conformance_faults double_count"
+FRAUD_DROPPED = "at version 1: extra \"ana\" x1"
+"""How the fraud case fails when the first retraction of its output is dropped: ana stays reached."""
 
 
 def test_expected_failures_keep_a_run_green_and_anything_else_turns_it_red(tmp_path: Path, capsys) -> None:
@@ -466,49 +477,126 @@ def test_expected_failures_keep_a_run_green_and_anything_else_turns_it_red(tmp_p
     failing = ["reachability/doc-fraud_propagation", "explode/doc-explode_counts"]
     passing = "concat/doc-concat_out_of_order"  # no retraction in its output: dropping one changes nothing
     write([BY_NAME[name] for name in [*failing, passing]], cases, 1)
-    check = ["check", "--engine", "cmd:python -m tests.conformance_faults drop_retraction", "--cases", str(cases),
-             "--report", str(tmp_path / "r.jsonl")]
+    check = ["check", "--engine", DROPPING, "--cases", str(cases), "--report", str(tmp_path / "r.jsonl")]
 
-    both = _expect(tmp_path / "both.json", {name: "drops a retraction (planted)" for name in failing})
+    written = tmp_path / "written.json"  # a run's failures, written as an engine's CI starts from them
+    assert main([*check, "--no-shrink", "--write-expect", str(written)]) == 1
+    recorded = json.loads(written.read_text())
+    assert recorded["format"] == "dd-conformance-expect/2"
+    assert sorted(recorded["expected_failures"]) == sorted(failing)
+    assert recorded["expected_failures"][failing[0]] == {"reason": FRAUD_DROPPED, "failure": FRAUD_DROPPED}
+    capsys.readouterr()
+
+    both = _expect(tmp_path / "both.json", {name: {"reason": "drops a retraction (planted)",
+                                                   "failure": recorded["expected_failures"][name]["failure"]}
+                                            for name in failing})
     assert main([*check, "--expect", str(both)]) == 0
     out = capsys.readouterr().out
     assert "expected FAIL reachability/doc-fraud_propagation: drops a retraction (planted)" in out
     assert out.rstrip().splitlines()[-1].endswith("2 failures expected, 0 new, 0 listed but not failing")
     assert "smallest failing case" not in out  # known faults are not shrunk again
     assert read_report(tmp_path / "r.jsonl")["verdicts"][1]["expected_failure"] == "drops a retraction (planted)"
+    assert read_report(tmp_path / "r.jsonl")["reasons"] == []
 
-    one = _expect(tmp_path / "one.json", {failing[0]: "drops a retraction (planted)"})
+    one = _expect(tmp_path / "one.json", {failing[0]: {"reason": "drops a retraction (planted)",
+                                                       "failure": FRAUD_DROPPED}})
     assert main([*check, "--expect", str(one)]) == 1
     out = capsys.readouterr().out
     assert "FAIL explode/doc-explode_counts\n" in out and "1 failures expected, 1 new, 0 listed but not failing" in out
     assert set(read_report(tmp_path / "r.jsonl")["smallest_failing"]) == {"explode"}
     assert read_report(tmp_path / "r.jsonl")["new_failures"] == ["explode/doc-explode_counts"]
+    assert read_report(tmp_path / "r.jsonl")["reasons"] == ["failed"]
 
     stale = _expect(tmp_path / "stale.json", {**json.loads(both.read_text())["expected_failures"],
-                                              passing: "was fixed in 0.2"})
+                                              passing: {"reason": "was fixed in 0.2", "failure": "at version *"}})
     assert main([*check, "--expect", str(stale), "--no-shrink"]) == 1
     out = capsys.readouterr().out
     assert f"PASSED {passing}, listed in {stale} as failing (was fixed in 0.2): remove it" in out
     assert read_report(tmp_path / "r.jsonl")["listed_but_not_failing"] == [passing]
+    assert read_report(tmp_path / "r.jsonl")["reasons"] == ["listed but not failing"]
 
-    written = tmp_path / "written.json"  # a run's failures, written as an engine's CI starts from them
-    assert main([*check, "--no-shrink", "--write-expect", str(written)]) == 1
-    assert sorted(json.loads(written.read_text())["expected_failures"]) == sorted(failing)
     assert main([*check, "--expect", str(written)]) == 0
+
+
+def test_a_listed_case_that_fails_otherwise_is_a_new_failure_shown_with_what_it_now_says(tmp_path: Path,
+                                                                                         capsys) -> None:
+    cases = tmp_path / "cases"
+    write([BY_NAME["reachability/doc-fraud_propagation"]], cases, 1)
+    known = _expect(tmp_path / "known.json", {"reachability/doc-fraud_propagation": {
+        "reason": "drops a retraction (planted)", "failure": FRAUD_DROPPED}})
+    report = tmp_path / "r.jsonl"
+    assert main(["check", "--engine", DOUBLING, "--cases", str(cases), "--expect", str(known), "--no-shrink",
+                 "--report", str(report)]) == 1
+    out = capsys.readouterr().out
+    doubled = 'at version 0: wrong multiplicity "ana" expected x1 got x2'
+    assert (f"FAIL reachability/doc-fraud_propagation, listed in {known} as failing with '{FRAUD_DROPPED}' (drops "
+            f"a retraction (planted)), now fails otherwise:\n    {doubled}") in out
+    assert "expected FAIL" not in out
+    assert out.rstrip().splitlines()[-1].endswith("0 failures expected, 1 new, 0 listed but not failing")
+    written = read_report(report)
+    assert written["new_failures"] == written["failing_otherwise"] == ["reachability/doc-fraud_propagation"]
+    assert written["reasons"] == ["failed"]
+    [verdict] = written["verdicts"]
+    assert verdict["expected_failure"] == "drops a retraction (planted)" and verdict["failing_otherwise"]
+    # A failure's text that changes from run to run (a count of steps, seconds) is matched with * in its place.
+    loose = _expect(tmp_path / "loose.json", {"reachability/doc-fraud_propagation": {
+        "reason": "counts twice (planted)", "failure": "at version *: wrong multiplicity \"ana\" expected x* got x*"}})
+    assert main(["check", "--engine", DOUBLING, "--cases", str(cases), "--expect", str(loose), "--no-shrink",
+                 "--report", str(report)]) == 0
+
+
+def test_a_listed_case_the_case_set_lacks_is_refused_before_any_engine_runs(tmp_path: Path, capsys) -> None:
+    typo = _expect(tmp_path / "typo.json", {
+        "reachability/doc-fraud_propagation": {"reason": "drops a retraction", "failure": FRAUD_DROPPED},
+        "reachability/doc-fraud_propagatoin": {"reason": "drops a retraction", "failure": FRAUD_DROPPED},
+        "joins/random-00": {"reason": "a program that is not there", "failure": "*"}})
+    for program in ([], ["--program", "concat"]):  # a listed name is checked against the whole set
+        report = tmp_path / "r.jsonl"
+        assert main(["check", "--engine", DROPPING, *program, "--expect", str(typo), "--report", str(report)]) == 2
+        err = capsys.readouterr().err
+        assert (f"error: --expect {typo}: 2 listed cases are not in the case set under {CASES}: "
+                "joins/random-00, reachability/doc-fraud_propagatoin") in err
+        assert read_report(report)["reasons"] == ["could not start"] and read_report(report)["verdicts"] == []
+
+
+def test_an_expectations_file_of_the_first_format_is_still_read_saying_what_it_cannot_tell(tmp_path: Path,
+                                                                                          capsys) -> None:
+    """Format /1 named each case with its reason alone: a listed case that fails in any way is expected, and
+    the checker says so, and prints what each failure now is."""
+    cases = tmp_path / "cases"
+    write([BY_NAME["reachability/doc-fraud_propagation"]], cases, 1)
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": "dd-conformance-expect/1", "expected_failures": {
+        "reachability/doc-fraud_propagation": "drops a retraction (planted)"}}))
+    assert main(["check", "--engine", DOUBLING, "--cases", str(cases), "--expect", str(old), "--report",
+                 str(tmp_path / "r.jsonl")]) == 0
+    captured = capsys.readouterr()
+    assert (f"note: {old} is dd-conformance-expect/1, which records no failure per case: a listed case that "
+            "fails otherwise is not told apart") in captured.err
+    assert ("expected FAIL reachability/doc-fraud_propagation: drops a retraction (planted)\n"
+            '    at version 0: wrong multiplicity "ana" expected x1 got x2') in captured.out
 
 
 @pytest.mark.parametrize("text, message", [
     ("{", "not JSON"),
-    ('{"expected_failures": {}}', '"format": "dd-conformance-expect/1"'),
-    ('{"format": "dd-conformance-expect/1", "expected_failures": ["join/random-00"]}', "an object of case names"),
-    ('{"format": "dd-conformance-expect/1", "expected_failures": {"random-00": "x"}}', "is not a case name"),
+    ('{"expected_failures": {}}', '"format": "dd-conformance-expect/2"'),
+    ('{"format": "dd-conformance-expect/2", "expected_failures": ["join/random-00"]}', "an object of case names"),
+    ('{"format": "dd-conformance-expect/2", "expected_failures": {"random-00": {"reason": "x", "failure": "x"}}}',
+     "is not a case name"),
+    ('{"format": "dd-conformance-expect/2", "expected_failures": {"join/random-00": {"reason": "", "failure": "x"}}}',
+     "has no reason"),
+    ('{"format": "dd-conformance-expect/2", "expected_failures": {"join/random-00": {"reason": "x"}}}',
+     "has no failure"),
+    ('{"format": "dd-conformance-expect/2", "expected_failures": {"join/random-00": "x"}}', "has no failure"),
     ('{"format": "dd-conformance-expect/1", "expected_failures": {"join/random-00": ""}}', "has no reason"),
 ])
 def test_an_expectations_file_that_says_nothing_clear_is_refused(tmp_path: Path, capsys, text: str,
                                                                  message: str) -> None:
     (tmp_path / "e.json").write_text(text)
-    assert main(["check", "--engine", "final", "--program", "join", "--expect", str(tmp_path / "e.json")]) == 2
+    assert main(["check", "--engine", "final", "--program", "join", "--expect", str(tmp_path / "e.json"),
+                 "--report", str(tmp_path / "r.jsonl")]) == 2
     assert message in capsys.readouterr().err
+    assert read_report(tmp_path / "r.jsonl")["reasons"] == ["could not start"]
 
 
 def test_a_report_names_its_engine_label_case_set_and_seed_and_is_filed_under_the_label(
@@ -554,6 +642,69 @@ def test_check_from_the_command_line_exits_zero_on_a_clean_pass() -> None:
     assert result.stdout.rstrip().splitlines()[-1] == f"{count} passed, 0 failed, 0 unsupported"
 
 
+def test_a_rerun_command_keeps_what_changes_the_verdict_and_files_its_report_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the default report folder, out/conformance, is relative
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the faulty engine's module, from here
+    cases = tmp_path / "cases"
+    write([BY_NAME["reachability/doc-fraud_propagation"]], cases, 1)
+    nothing = _expect(tmp_path / "nothing.json", {})
+    assert main(["check", "--engine", DROPPING, "--cases", str(cases), "--timeout", "7", "--max-output-lines",
+                 "2000000", "--waive-frontier-contract", "--expect", "nothing.json"]) == 1
+    out = capsys.readouterr().out
+    [line] = [line for line in out.splitlines() if " — " in line]
+    rerun = line.split(" — ", 1)[1]
+    label = "cmd-reachability-doc-fraud_propagation-shrunk"
+    for kept in (f"--engine '{DROPPING}'", f"--label {label}", "--timeout 7", "--max-output-lines 2000000",
+                 "--waive-frontier-contract", f"--expect {nothing.resolve()}"):
+        assert kept in rerun
+    full = (tmp_path / "out" / "conformance" / "cmd.jsonl").read_text()
+    assert main(shlex.split(rerun)[3:]) == 1  # pasted in the same folder
+    assert (tmp_path / "out" / "conformance" / "cmd.jsonl").read_text() == full
+    [verdict] = read_report(tmp_path / "out" / "conformance" / f"{label}.jsonl")["verdicts"]
+    assert verdict["status"] == "failed" and verdict["case"].endswith("-shrunk")
+
+
+def test_the_readme_says_how_many_programs_the_catalog_holds() -> None:
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"a catalog of {len(catalog.PROGRAMS)} named programs" in readme
+
+
+def test_the_help_names_every_command(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    usage = capsys.readouterr().out
+    description = usage.split("\n\n")[1]
+    for name in ("generate", "check", "fuzz", "programs", "serve"):
+        assert name in description
+    assert "``" not in usage
+
+
+def test_the_package_imports_under_the_distributions_name_as_the_same_modules() -> None:
+    """``final`` is a generic name in an adopter's environment: ``differential_dataflow_stages`` is the
+    package under the distribution's own name, module for module, so one class is one class under both."""
+    import differential_dataflow_stages.conformance.check as check
+    from differential_dataflow_stages.conformance.drive import Run
+
+    import differential_dataflow_stages
+    import final
+    import final.conformance.check
+    import final.conformance.drive
+
+    assert differential_dataflow_stages is final and check is final.conformance.check
+    assert Run is final.conformance.drive.Run
+    alone = subprocess.run(
+        [sys.executable, "-c", "from differential_dataflow_stages.conformance.encoding import TRUE\n"
+         "import final.conformance.encoding, sys\nassert TRUE is final.conformance.encoding.TRUE\n"
+         "print(sorted({m.__name__ for n, m in sys.modules.items() if n.startswith('differential_')}))"],
+        capture_output=True, text=True, cwd=ROOT)
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout.strip() == str(sorted(["final", "final.conformance", "final.conformance.encoding"]))
+    policy = (ROOT / "CHANGELOG.md").read_text().split("## Compatibility policy")[1].split("\n## ")[0]
+    assert "`differential_dataflow_stages`" in policy
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -566,9 +717,14 @@ def test_check_from_the_command_line_exits_zero_on_a_clean_pass() -> None:
         (["serve", "--engine", "v9"], "use final, one of v0, v1"),
     ],
 )
-def test_check_that_cannot_start_says_why_and_exits_2(arguments: list[str], message: str, capsys) -> None:
+def test_check_that_cannot_start_says_why_and_exits_2(arguments: list[str], message: str, capsys, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the default report folder, out/conformance, is relative
     assert main(arguments) == 2
     assert message in capsys.readouterr().err
+    if arguments[0] == "check":
+        [report] = (tmp_path / "out" / "conformance").glob("*.jsonl")
+        assert read_report(report)["reasons"] == ["could not start"] and message in read_report(report)["error"]
 
 
 def test_a_python_engine_is_judged_through_its_factory_as_the_readme_shows(tmp_path: Path, capsys,

@@ -121,7 +121,7 @@ def test_fuzz_finds_shrinks_and_writes_failures_as_cases_an_engines_ci_can_keep(
         assert case.name.endswith("-shrunk") and f"shrunk from {case.name.removesuffix('-shrunk')}" == case.source
         assert judge(case, FaultyEngine("drop_retraction").run(case)).status == "failed"
         assert judge(case, FinalEngine().run(case)).status == "passed"
-        assert f"--label cmd --cases {path.resolve()}" in printed
+        assert f"--label cmd-{path.parent.name}-{path.stem} --cases {path.resolve()}" in printed
     # The folder is a case set the engine's CI can check as it is.
     assert main(["check", "--engine", "final", "--cases", str(out), "--report", str(tmp_path / "kept.jsonl")]) == 0
     assert main(["check", "--engine", FAULTY, "--cases", str(out), "--no-shrink",
@@ -137,6 +137,8 @@ def test_fuzz_of_a_right_engine_is_green_and_says_its_seed(tmp_path: Path, capsy
     assert read_report(report)["passed"] == 4 and not (tmp_path / "none").exists()
 
 
-def test_fuzz_refuses_an_unknown_program_before_any_engine_runs(capsys) -> None:
-    assert main(["fuzz", "--engine", "cmd:false", "--program", "no_such_program"]) == 2
+def test_fuzz_refuses_an_unknown_program_before_any_engine_runs(capsys, tmp_path: Path) -> None:
+    report = tmp_path / "fuzz.jsonl"
+    assert main(["fuzz", "--engine", "cmd:false", "--program", "no_such_program", "--report", str(report)]) == 2
     assert "no program 'no_such_program' in the catalog" in capsys.readouterr().err
+    assert read_report(report)["reasons"] == ["could not start"] and read_report(report)["verdicts"] == []

@@ -230,6 +230,7 @@ def test_each_peer_ships_expectations_of_the_committed_set_with_a_reason_for_eac
     assert set(expected.failures) <= names
     findings_of = {"d2ts": r"F\d", "d2mini": r"M\d", "pydbsp": r"D\d", "pathway": r"P\d"}[peer]
     report = (judged.EXPECTED[peer] / "REPORT.md").read_text()
-    for case, reason in expected.failures.items():
-        named = re.findall(findings_of, reason)
-        assert named and all(finding in report for finding in named), (case, reason)
+    for case, entry in expected.failures.items():
+        named = re.findall(findings_of, entry.reason)
+        assert named and all(finding in report for finding in named), (case, entry.reason)
+        assert entry.failure, case  # each failing as recorded: a failure otherwise is a new one

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from final.conformance.__main__ import main
-from final.conformance.cases import CASES, load
+from final.conformance.cases import CASES, CaseError, load
 from final.conformance.check import judge, read_report
 from final.conformance.engines import PROTOCOL, CommandEngine, case_lines, read_answer
 
@@ -360,8 +360,11 @@ def test_a_run_stopped_midway_ends_with_its_verdicts_so_far_and_a_summary(tmp_pa
     written = read_report(tmp_path / "report.jsonl")
     assert not written["complete"] and written["interrupted"]
     assert written["passed"] == len(written["verdicts"]) >= 4
-    assert out.rstrip().splitlines()[-1].endswith(f"interrupted after {len(written['verdicts'])} cases")
-    assert "the report holds every verdict so far" in err
+    assert out.rstrip().splitlines()[-1].endswith(f"interrupted after {len(written['verdicts'])} of "
+                                                  f"{len(_names('distinct'))} cases")
+    assert "the report holds every verdict so far" in err and "Traceback" not in err
+    assert written["reasons"] == ["interrupted"] and not written["ok"]
+    assert sorted(written["not_reached"]) == sorted(set(_names("distinct")) - {v["case"] for v in written["verdicts"]})
 
 
 def test_a_run_killed_outright_leaves_every_verdict_written_before(tmp_path: Path) -> None:
@@ -373,3 +376,227 @@ def test_a_run_killed_outright_leaves_every_verdict_written_before(tmp_path: Pat
     assert not written["complete"] and "interrupted" not in written
     assert written["passed"] == len(written["verdicts"]) >= 4
     assert written["label"] == "cmd" and written["verdicts"][0]["status"] == "passed"
+
+
+# -- what a run's report says, and its exit status ----------------------------------------------------------
+
+
+def _summary(report: Path) -> dict:
+    """The summary line of a report: its last line."""
+    return json.loads(report.read_text().splitlines()[-1])["summary"]
+
+
+def _names(program: str) -> list[str]:
+    return sorted(f"{program}/{path.stem}" for path in (CASES / program).glob("*.json"))
+
+
+def test_an_engine_that_does_not_exist_leaves_a_report_that_says_the_run_could_not_start(tmp_path: Path,
+                                                                                        capsys) -> None:
+    """A report an earlier run left green is not left standing: a dashboard reading it must see red."""
+    report = tmp_path / "report.jsonl"
+    report.write_text('{"summary": {"passed": 18, "failed": 0, "unsupported": 0, "ok": true}}\n')
+    status = main(["check", "--engine", f"cmd:{tmp_path / 'no-such-engine'} --conformance", "--program", "concat",
+                   "--report", str(report)])
+    assert status == 2
+    assert f"cannot start {tmp_path / 'no-such-engine'} --conformance" in capsys.readouterr().err
+    summary = _summary(report)
+    assert (summary["passed"], summary["failed"], summary["unsupported"]) == (0, 0, 0)
+    assert summary["ok"] is False and summary["reasons"] == ["could not start"]
+    assert "cannot start" in summary["error"]
+    assert summary["selected"] == len(_names("concat")) and summary["not_reached"] == _names("concat")
+    assert not read_report(report)["complete"]
+
+
+GARBAGE = READ_THE_CASE + "print('hello', flush=True)\nsys.stdin.read()\n"
+"""An engine that answers a case with a line that is not the protocol's."""
+FAULTY = f"cmd:{shlex.quote(sys.executable)} -m tests.conformance_faults drop_retraction"
+
+
+@pytest.mark.parametrize(
+    ("engine", "status", "reasons"),
+    [
+        ("final", 0, []),
+        (FAULTY, 1, ["failed"]),
+        ("garbage", 1, ["protocol"]),
+        ("cmd:/nonexistent/dd-engine", 2, ["could not start"]),
+        ("no_such_module:make", 2, ["could not start"]),
+    ],
+    ids=["green", "failed", "protocol", "no such command", "no such plug-in"],
+)
+def test_the_exit_status_and_the_reports_summary_agree(tmp_path: Path, engine: str, status: int,
+                                                        reasons: list[str]) -> None:
+    if engine == "garbage":
+        engine = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(tmp_path / 'garbage.py'))}"
+        (tmp_path / "garbage.py").write_text(GARBAGE)
+    report = tmp_path / "report.jsonl"
+    fraud = CASES / "reachability" / "doc-fraud_propagation.json"  # retracts at version 1: the fault shows
+    assert main(["check", "--engine", engine, "--cases", str(fraud), "--no-shrink", "--report", str(report)]) == status
+    summary = _summary(report)
+    assert summary["reasons"] == reasons and summary["ok"] is (status == 0)
+    assert summary["not_reached"] == ([] if status < 2 else ["reachability/doc-fraud_propagation"])
+    if "protocol" in reasons:
+        [verdict] = read_report(report)["verdicts"]
+        assert verdict["protocol"] and verdict["reason"].startswith("error: protocol: output line 1 'hello'")
+
+
+# -- zero multiplicities ------------------------------------------------------------------------------------------
+
+
+def test_an_output_update_of_multiplicity_zero_is_a_protocol_failure_naming_its_line(tmp_path: Path) -> None:
+    """Outputs need not be consolidated, but an update of multiplicity 0 says nothing, as in a case file: an
+    engine whose consolidation keeps the entries it summed to 0 is told so, on every case."""
+    line = '{"data": [["alice", 0, 1], [["bob", 3], 0, 0]]}'
+    engine = _engine(tmp_path, READ_THE_CASE + f"print({line!r}, flush=True)\nsys.stdin.read()\n")
+    try:
+        verdict = judge(CASE, engine.run(CASE))
+    finally:
+        engine.close()
+    assert verdict.status == "failed" and verdict.protocol
+    assert verdict.reason.startswith(f"error: protocol: output line 1 {line!r}: update 1: multiplicity 0 says "
+                                     "nothing: leave the update out")
+
+
+def test_an_engine_that_keeps_zero_entries_fails_every_case_with_output_in_process_or_not(tmp_path: Path) -> None:
+    from final.conformance.drive import FinalEngine
+    from tests.conformance_faults import FaultyEngine
+
+    cases = [load(path) for path in sorted(CASES.glob("*/doc-*.json"))]
+    keeping = FaultyEngine("keep_zeros")
+    verdicts = [judge(case, keeping.run(case)) for case in cases]
+    final = FinalEngine()
+    with_output = [case.name for case in cases  # final's output, which the fault copies, has updates
+                   if any(kind == "data" and items for kind, items, *_ in final.run(case).events)]
+    assert len(with_output) > len(cases) // 2
+    assert [verdict.case for verdict in verdicts if verdict.status == "failed"] == with_output
+    assert all(verdict.protocol and "multiplicity 0 says nothing" in verdict.reason
+               for verdict in verdicts if verdict.status == "failed")
+    report = tmp_path / "zeros.jsonl"
+    assert main(["check", "--engine", f"cmd:{shlex.quote(sys.executable)} -m tests.conformance_faults keep_zeros",
+                 "--cases", str(CASE_FILE), "--no-shrink", "--report", str(report)]) == 1
+    [verdict] = read_report(report)["verdicts"]
+    assert verdict["protocol"] and "multiplicity 0 says nothing" in verdict["reason"]
+    assert _summary(report)["reasons"] == ["protocol"]
+
+
+# -- a start within a second, signals at any moment, a deadline for the whole run --------------------------------
+
+
+def test_a_check_of_one_program_reads_only_its_cases_and_each_valid_file_once(tmp_path: Path, capsys,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checking cases against the schema is most of a start's time: a run checks only the cases it was given,
+    the committed set's never (``generate`` found them valid and listed their digests in the set), and a case
+    file found valid once is remembered (in the user cache, by its digest)."""
+    import final.conformance.cases as cases
+
+    monkeypatch.setenv("DD_CONFORMANCE_CACHE", str(tmp_path / "cache"))
+    checked: list[object] = []
+
+    def counting(value: object) -> str | None:
+        checked.append(value)
+        return schema_problem(value)
+
+    schema_problem = cases.schema_problem
+    monkeypatch.setattr(cases, "schema_problem", counting)
+    assert main(["check", "--engine", "final", "--program", "concat", "--report", str(tmp_path / "r.jsonl")]) == 0
+    assert checked == [] and "against the schema" not in capsys.readouterr().err
+    copied = tmp_path / "copied"  # the same files, without the set's list: checked, then remembered
+    (copied / "concat").mkdir(parents=True)
+    for path in (CASES / "concat").glob("*.json"):
+        (copied / "concat" / path.name).write_bytes(path.read_bytes())
+    arguments = ["check", "--engine", "final", "--cases", str(copied), "--report", str(tmp_path / "c.jsonl")]
+    assert main(arguments) == 0
+    assert len(checked) == len(_names("concat"))
+    assert f"checking {len(_names('concat'))} case files against the schema" in capsys.readouterr().err
+    assert main(arguments) == 0
+    assert len(checked) == len(_names("concat"))  # none again
+    edited = copied / "concat" / "random-00.json"
+    edited.write_text(edited.read_text().replace('"source": "', '"source": "edited: ', 1))
+    assert main(arguments) == 0
+    assert len(checked) == len(_names("concat")) + 1  # another file, however alike: checked
+
+
+def test_a_list_of_valid_digests_that_vouches_for_a_broken_file_still_says_what_is_wrong(tmp_path: Path) -> None:
+    """The list is trusted as ``generate`` wrote it (a case it lists is not checked against the schema), but a
+    list edited by hand to vouch for a file without its messages gives the schema's message, not a crash."""
+    from final.conformance.cases import VALID_LIST, digest, schema_digest
+
+    value = json.loads(CASE_FILE.read_text())
+    del value["messages"]
+    broken = tmp_path / "name_lengths" / "doc-names_with_lengths.json"
+    broken.parent.mkdir()
+    broken.write_text(json.dumps(value))
+    (tmp_path / VALID_LIST).write_text(f"schema {schema_digest()}\n{digest(broken.read_bytes())}  {broken.name}\n")
+    with pytest.raises(CaseError, match="'messages' is a required property"):
+        load(broken)
+
+
+def _started(checker: subprocess.Popen, line: str) -> None:
+    """Read the checker's stderr until it says ``line``."""
+    assert checker.stderr is not None
+    for said in checker.stderr:
+        if line in said:
+            return
+    raise AssertionError(f"the checker ended without saying {line!r}")
+
+
+@pytest.mark.parametrize("stop, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_run_stopped_while_it_checks_its_cases_ends_with_a_report_and_no_traceback(tmp_path: Path, stop: int,
+                                                                                    status: int) -> None:
+    script = tmp_path / "engine.py"
+    script.write_text("raise SystemExit(3)\n")  # were the signal missed, the run would still end, and soon
+    report = tmp_path / "report.jsonl"
+    # The committed cases without the set's list of valid digests, and a fresh cache: every case is checked
+    # against the schema, which takes seconds.
+    copied = tmp_path / "cases"
+    for path in CASES.glob("*/*.json"):
+        (copied / path.parent.name).mkdir(parents=True, exist_ok=True)
+        (copied / path.parent.name / path.name).write_bytes(path.read_bytes())
+    checker = subprocess.Popen([sys.executable, "-m", "final.conformance", "check", "--engine",
+                                f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(script))}", "--no-shrink",
+                                "--cases", str(copied), "--report", str(report)], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible,
+                               env={**os.environ, "DD_CONFORMANCE_CACHE": str(tmp_path / "cache")})
+    try:
+        _started(checker, "against the schema")
+        checker.send_signal(stop)
+        out, err = checker.communicate(timeout=60)
+    finally:
+        checker.kill()
+    assert checker.returncode == status, out + err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    summary = _summary(report)
+    assert summary["reasons"] == ["interrupted"] and summary["interrupted"] and not summary["ok"]
+    assert summary["passed"] + summary["failed"] + summary["unsupported"] == 0
+    assert len(summary["not_reached"]) == summary["selected"] == json.loads((CASES / "manifest.json").read_text())[
+        "cases"]
+
+
+def test_a_deadline_for_the_whole_run_stops_the_case_in_progress_and_lists_those_not_reached(tmp_path: Path,
+                                                                                          capsys) -> None:
+    script = tmp_path / "dawdling.py"
+    script.write_text(DAWDLING)
+    report = tmp_path / "report.jsonl"
+    status = main(["check", "--engine", f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(script))}",
+                   "--program", "distinct", "--timeout", "60", "--deadline", "4", "--report", str(report)])
+    assert status == 1
+    written = read_report(report)
+    judged = [verdict["case"] for verdict in written["verdicts"]]
+    assert 3 <= len(judged) < len(_names("distinct"))
+    assert written["passed"] == len(judged)  # the case the deadline stopped is not failed: it was not reached
+    summary = _summary(report)
+    assert summary["reasons"] == ["deadline"] and summary["stopped"] == "deadline"
+    assert sorted(summary["not_reached"]) == sorted(set(_names("distinct")) - set(judged))
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1].endswith(f"deadline (--deadline 4) reached after {len(judged)} of "
+                                                  f"{len(_names('distinct'))} cases")
+
+
+def test_a_deadline_shorter_than_a_cases_timeout_cuts_that_case_short(tmp_path: Path) -> None:
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW)
+    report = tmp_path / "report.jsonl"
+    status = main(["check", "--engine", f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(script))}",
+                   "--cases", str(CASE_FILE), "--timeout", "600", "--deadline", "1", "--report", str(report)])
+    assert status == 1
+    written = read_report(report)
+    assert written["verdicts"] == [] and written["not_reached"] == [CASE.name] and written["reasons"] == ["deadline"]

@@ -181,3 +181,81 @@ def test_an_installed_oracle_fuzzes_and_takes_an_engines_expected_failures(insta
     known = run(installed, *check, "--expect", "known.json", cwd=tmp_path)
     assert known.returncode == 0, known.stdout + known.stderr
     assert known.stdout.rstrip().endswith(f"{committed('join')} failures expected, 0 new, 0 listed but not failing")
+
+
+def test_installing_from_a_clone_leaves_the_clone_as_git_has_it(installed: Path) -> None:
+    """pip builds in the clone's folder (its build/ and *.egg-info/), which .gitignore covers."""
+    clone = installed.parent.parent / "clone"
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=clone, capture_output=True,
+                            text=True, check=True)
+    assert status.stdout == ""
+
+
+def test_the_package_imports_under_the_distributions_own_name(installed: Path, tmp_path: Path) -> None:
+    code = ("import differential_dataflow_stages as d, final\n"
+            "from differential_dataflow_stages.conformance.drive import Run\n"
+            "import final.conformance.drive\n"
+            "assert d is final and Run is final.conformance.drive.Run\n"
+            "print(d.conformance.check.read_report.__module__)")
+    result = subprocess.run([str(installed / "python"), "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                            env=OUTSIDE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "final.conformance.check"
+
+
+BREAKING_CONCAT = """
+from differential_dataflow_stages.conformance.drive import FinalEngine, Run
+from differential_dataflow_stages.conformance.engines import serve
+
+
+class LosingRetractions(FinalEngine):
+    '''final, but concat's output loses its retractions.'''
+
+    def run(self, case):
+        run = super().run(case)
+        if case.program != "concat" or run.status != "done":
+            return run
+        kept = [(kind, [u for u in items if u[2] > 0] if kind == "data" else items) for kind, items in run.events]
+        return Run(events=kept)
+
+
+serve(LosingRetractions())
+"""
+
+
+def _ci_rows(section: str) -> dict[int, list[str]]:
+    """The README's table of what the CI step ends with: exit status -> the summary's reasons on its row."""
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("|") and cells[0].isdigit():
+            rows[int(cells[0])] = json.loads(cells[1].split('"reasons": ')[1].split("`")[0])
+    return rows
+
+
+def test_the_readmes_ci_step_ends_as_it_documents_on_three_engines(installed: Path, tmp_path: Path) -> None:
+    readme = (ROOT / "final" / "conformance" / "README.md").read_text()
+    section = readme.split("\n## Vendoring it in CI\n")[1].split("\n## ")[0]
+    step = section.split("<!-- ci-step: run by tests/test_install.py")[1].split("```sh\n")[1].split("```")[0]
+    assert "--deadline" in step and "$ENGINE" in step
+    documented = _ci_rows(section)
+    (tmp_path / "breaking.py").write_text(BREAKING_CONCAT)
+    engines = {
+        "passing": (f"{installed / 'dd-conformance'} serve --engine final", 0),
+        "failing": (f"{installed / 'python'} {tmp_path / 'breaking.py'}", 1),
+        "unstartable": (str(tmp_path / "no-such-engine"), 2),
+    }
+    for name, (engine, status) in engines.items():
+        folder = tmp_path / name
+        (folder / "conformance").mkdir(parents=True)
+        (folder / "conformance" / "expected-failures.json").write_text(json.dumps(
+            {"format": "dd-conformance-expect/2", "engine": "mine", "case_set": 3, "expected_failures": {}}))
+        result = subprocess.run(["bash", "-c", step], cwd=folder, capture_output=True, text=True, timeout=900,
+                                env={**OUTSIDE, "ENGINE": engine, "PATH": f"{installed}{os.pathsep}{OUTSIDE['PATH']}"})
+        assert result.returncode == status, (name, result.stdout[-3000:], result.stderr[-3000:])
+        [report] = folder.glob("*.jsonl")
+        summary = json.loads(report.read_text().splitlines()[-1])["summary"]
+        assert summary["ok"] is (status == 0) and summary["reasons"] == documented[status], name
+        if name == "failing":
+            assert {verdict["program"] for verdict in read_report(report)["verdicts"]
+                    if verdict["status"] == "failed"} == {"concat"}

@@ -87,7 +87,7 @@ def back_through_a_loop_left_again(builder: GraphBuilder, head: Any, back: Any) 
     """Into a loop scope, one iteration on, and out again: the iteration added is dropped with the coordinate."""
     scope = builder.new_scope(head.scope)
     inside = head.add_operator(Ingress, "ingress", scope=scope)
-    fed_back = inside.add_operator(lambda inputs, output: Feedback(inputs, output, 10), "feedback")
+    fed_back = inside.add_operator(Feedback, "feedback", arguments=(10,))
     fed_back.add_operator(Egress, "egress", scope=head.scope, output=back.writer)
 
 

@@ -169,6 +169,8 @@ CONSTRUCTS = {
     "not in a subquery with a NULL": "SELECT k, s FROM a WHERE k NOT IN (SELECT k FROM b)",
     "correlated not in": "SELECT a.k, a.v FROM a WHERE a.v NOT IN (SELECT c.k * 5 FROM c WHERE c.k = a.k)",
     "uncorrelated scalar subquery": "SELECT k, v, (SELECT MAX(v) FROM a) - v FROM a",
+    "a scalar subquery and an item nothing reads": "SELECT t.k FROM (SELECT k, (SELECT v FROM a) AS z, "
+                                                   "v / (v - v) AS y FROM a) AS t",
     "correlated scalar subquery": "SELECT k, d FROM a WHERE d > (SELECT AVG(b.d) FROM b WHERE b.k = a.k)",
     "correlated count over no rows": "SELECT k, (SELECT COUNT(*) FROM b WHERE b.k = a.k) AS n FROM a",
     "scalar subquery in having": "SELECT k, SUM(v) FROM a GROUP BY k HAVING SUM(v) > (SELECT COUNT(*) FROM b)",

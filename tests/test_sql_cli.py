@@ -218,6 +218,8 @@ def test_follow_and_verify_keep_a_query_over_a_bound_table_and_refuse_other_quer
     other = write(tmp_path, "cities.sql", "SELECT DISTINCT city FROM rides")
     assert main(["verify", "--table", f"rides={rides}", "--sql", sql, other, "--out", str(out)]) == 2
     assert "it followed the queries rides_by_city, and this command has cities, rides_by_city" in one_error(capsys)
+    assert main(["status", "--table", f"rides={rides}", "--sql", other, "--out", str(out)]) == 2
+    assert "it followed the queries rides_by_city, and this command has cities" in one_error(capsys)
     assert main(["follow", "--table", f"rides={tmp_path}", "--sql", sql, "--out", str(out)]) == 2
     one_error(capsys)  # tmp_path is no table
     elsewhere = tmp_path / "copy"

@@ -96,7 +96,8 @@ FAMILIES = {
         "round(x, 2), bround(x), bround(x, 1), round(x, -1), round(i, -1), bround(v, -1), round(v), round(2.5), "
         "bround(-2.5), round(1234.5, -2), floor(d), ceil(d), floor(x), ceil(x), floor(i), ceil(v), "
         "ceiling(d), greatest(i, v), greatest(d, x), least(d, i, NULL), least(d, 1.255), nullif(i, 2), "
-        "nullif(d, 2.5), nvl(v, i), ifnull(x, 0.5) FROM m"),
+        "nullif(d, 2.5), nvl(v, i), ifnull(x, 0.5), floor(1099511627776) * d, round(7) * d, CAST(5 AS INT) * d "
+        "FROM m"),
     "aggregates by group": (
         "SELECT k, count_if(v > 5), bool_and(b), bool_or(b), every(v > 0), some(b), any(b), stddev(v), "
         "stddev_samp(d), stddev_pop(x), variance(v), var_samp(x), var_pop(d), std(v), any_value(k), "

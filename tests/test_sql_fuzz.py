@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -89,6 +91,8 @@ def test_values_compare_exactly_but_for_signed_zero_and_summed_doubles() -> None
     assert same([("a", summed)], {("b", 0.3): 1}, tolerant=(1,))
     assert fuzz.tolerant_columns("SELECT SUM(x) AS c0, k AS c1 FROM t", ("double", "double")) == (0, 1)
     assert fuzz.tolerant_columns("SELECT MAX(x) AS c0 FROM t", ("double",)) == ()
+    # A spread too: Spark updates a running mean row by row (var_samp of 733, 926, ... ends in other bits).
+    assert fuzz.tolerant_columns("SELECT k AS c0, var_samp(i) AS c1 FROM t GROUP BY k", ("int", "double")) == (1,)
 
 
 def test_a_reproducer_replays_without_spark(tmp_path) -> None:
@@ -150,9 +154,27 @@ def test_a_reproducer_holds_dates_and_replays_a_top_k(tmp_path) -> None:
     module.test_dated()  # final/ keeps (2, 1970-01-31, ...) at the cut (the lower row), Spark the other
 
 
+@contextmanager
+def fuzzer_settings(spark) -> Iterator[None]:
+    """The suite's session with the fuzzer's Spark settings (``SPARK_CONF``: one partition, no generated code), as
+    ``python -m final.spark fuzz`` runs, while the block runs; the suite's own put back after."""
+    saved = {key: spark.conf.get(key, None) for key in fuzz.SPARK_CONF}
+    try:
+        for key, value in fuzz.SPARK_CONF.items():
+            spark.conf.set(key, value)
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
 @pytest.mark.slow
 def test_a_seeded_run_finds_no_difference(spark) -> None:
-    found = fuzz.fuzz(spark, seed=2024, queries=30, shrink=0)
+    with fuzzer_settings(spark):
+        found = fuzz.fuzz(spark, seed=2024, queries=30, shrink=0)
     assert [(finding.case.origin, finding.outcome.detail) for finding in found.refused] == []
     assert [(finding.case.origin, finding.case.text, finding.outcome.detail)
             for finding in found.differences] == []
@@ -167,8 +189,9 @@ def _drops_twos(case: fuzz.FuzzCase, snapshot: dict) -> dict:
 
 @pytest.mark.slow
 def test_a_planted_fault_is_found_shrunk_and_written(spark, tmp_path) -> None:
-    found = fuzz.fuzz(spark, seed=1, queries=6, first=10, out=str(tmp_path), shrink=1, fault=_drops_twos,
-                      shrink_seconds=180)
+    with fuzzer_settings(spark):
+        found = fuzz.fuzz(spark, seed=1, queries=6, first=10, out=str(tmp_path), shrink=1, fault=_drops_twos,
+                          shrink_seconds=180)
     assert found.differences, "the planted fault went unnoticed"
     finding = found.differences[0]
     assert finding.outcome.kind == finding.shrunk_outcome.kind == "rows"
@@ -188,16 +211,8 @@ def test_a_planted_fault_is_found_shrunk_and_written(spark, tmp_path) -> None:
 def test_the_command_line_runs_and_sums_up(spark, tmp_path, capsys) -> None:
     from final.spark.__main__ import main
 
-    # The command sets the fuzzer's Spark settings on the session it gets (this one): put them back after.
-    saved = {key: spark.conf.get(key, None) for key in fuzz.SPARK_CONF}
-    try:
+    with fuzzer_settings(spark):  # the command sets them on the session it gets (this one): put back after
         status = main(["fuzz", "--queries", "4", "--seed", "3", "--out", str(tmp_path)])
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
     lines = capsys.readouterr().out.strip().splitlines()
     assert status == 0, lines
     assert re.fullmatch(r"4 queries x \d+ versions checked, 0 differences", lines[-1])

@@ -18,12 +18,16 @@
   plug-ins and anything speaking the JSON-lines protocol in a child process,
   recorded outputs);
 - ``check``: verdicts per case and version, shrinking, the report;
+- ``expect``: the failures an engine's CI expects (``check --expect``);
+- ``cache``: the user cache folder, where the adapters' installs and the
+  digests of case files found valid are kept between runs;
 - ``generic``: the programs as JSON operator graphs (``programs/``, checked
   against ``program.schema.json``) and an adapter that builds them on final.
 
 ``README.md`` beside this file documents the case format, the encoding of
-tuples and NULL, and the protocol. The command line is ``python -m
-final.conformance``.
+tuples and NULL, and the protocol. The command line is ``dd-conformance``
+(``python -m final.conformance`` in a clone); in Python this package is also
+``differential_dataflow_stages.conformance``, the same modules.
 """
 
 from .cases import CASES, Case, CaseError, load, load_all

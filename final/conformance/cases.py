@@ -4,11 +4,21 @@ On disk a case is a JSON file (the README's 'Case files'), checked against
 ``schema.json`` when it is read. In memory it is a ``Case``; records and
 versions are decoded by the encoding rule (``encoding``), so a record read
 back is the tuple it was written from.
+
+Checking a case against the schema is most of what a check of one program
+spends before its engine's first line (about 15 ms a case, a second for the
+largest), so it is done once for given bytes: ``generate`` checks the cases
+it writes and lists their digests with the schema's in the set's
+``valid.sha256`` (``VALID_LIST``), and a file checked outside such a set is
+remembered by its digest in the user cache (``cache``). What the schema
+cannot say (the catalog, the frontiers, the sums) is checked at every read,
+in far less.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
@@ -16,6 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .cache import Digests, cache_folder
 from .catalog import BY_NAME
 from .encoding import (
     PlainVersion,
@@ -147,14 +158,15 @@ class Case:
         return "{\n" + "\n".join(lines) + "\n}\n"
 
     @classmethod
-    def from_json(cls, value: Any, origin: str = "case") -> Case:
+    def from_json(cls, value: Any, origin: str = "case", schema_checked: bool = False) -> Case:
         """A case from its decoded JSON, validated against the schema and the catalog, and checked for
-        consistency, so that no engine is ever run on a case that is wrong itself.
+        consistency, so that no engine is ever run on a case that is wrong itself. ``schema_checked`` says
+        the schema was checked already (``CaseFile.load``: these very bytes were found valid before).
 
         Raises:
             CaseError: naming ``origin``, the JSON path of what is wrong, and what to do.
         """
-        problem = schema_problem(value) or catalog_problem(value)
+        problem = (None if schema_checked else schema_problem(value)) or catalog_problem(value)
         if problem:
             raise CaseError(f"{origin}: {problem}")
         case = cls(
@@ -276,17 +288,136 @@ def catalog_problem(value: dict) -> str | None:
     return None
 
 
+@cache
+def schema_digest() -> str:
+    """The SHA-256 of ``schema.json``: what a case file was found valid against, with its own digest."""
+    return hashlib.sha256(SCHEMA_PATH.read_bytes()).hexdigest()
+
+
+def digest(text: bytes) -> str:
+    """The SHA-256 of a case file's bytes, by which it is known to be valid."""
+    return hashlib.sha256(text).hexdigest()
+
+
+VALID_LIST = "valid.sha256"
+"""The file of a case set (beside its ``manifest.json``) that ``generate`` writes: ``schema <digest>`` for the
+schema it checked the cases against, then ``<digest>  <file>`` for each case file (``sha256sum``'s lines)."""
+
+
+def vouched_digests(path: Path) -> frozenset[str]:
+    """The digests of the case files the ``VALID_LIST`` of the case set at or above ``path`` (the set's folder,
+    a program's folder in it, or one of its files) says were found valid against this very schema; none when
+    there is no such list, or it was written for another schema."""
+    start = Path(path).resolve()
+    for folder in ([start] if start.is_dir() else []) + list(start.parents)[:2]:
+        listing = folder / VALID_LIST
+        if not listing.is_file():
+            continue
+        try:
+            lines = listing.read_text().splitlines()
+        except (OSError, UnicodeDecodeError):
+            return frozenset()
+        said = [line.split() for line in lines if line.strip() and not line.startswith("#")]
+        if not said or said[0] != ["schema", schema_digest()]:
+            return frozenset()
+        return frozenset(words[0] for words in said[1:])
+    return frozenset()
+
+
+_VALID: dict[Path, Digests] = {}
+"""The digests of case files found valid, by the cache file that keeps them (the folder may change: tests
+give each run a cache of its own)."""
+
+
+def valid_digests() -> Digests:
+    """The digests of the case files found valid against this ``schema.json``, in the user cache: a new schema
+    starts anew."""
+    path = cache_folder() / f"valid-cases-{schema_digest()[:16]}.txt"
+    if path not in _VALID:
+        _VALID[path] = Digests(path)
+    return _VALID[path]
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    """A case file read but not yet checked: its bytes, and the name and program its JSON says it holds
+    (None where it says none, or is not JSON at all: ``load`` then says what is wrong), so that a run can
+    choose its cases before it checks them. ``vouched`` says its set's ``VALID_LIST`` lists these bytes."""
+
+    path: Path
+    text: bytes
+    name: str | None
+    program: str | None
+    vouched: bool = False
+
+    def known_valid(self) -> bool:
+        """Whether these very bytes were found valid against the schema before: by ``generate``, which
+        listed them (``vouched``), or by a run on this machine (``valid_digests``)."""
+        return self.vouched or digest(self.text) in valid_digests()
+
+    def load(self) -> Case:
+        """The case, checked (against the schema only if these bytes were not found valid before).
+
+        Raises:
+            CaseError: the file is not JSON, breaks the schema, or is inconsistent.
+        """
+        try:
+            value = json.loads(self.text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise CaseError(f"{self.path}: cannot read a case: {error}") from None
+        if self.known_valid():
+            try:
+                return Case.from_json(value, str(self.path), schema_checked=True)
+            except (ValueError, LookupError, TypeError, AttributeError):
+                pass  # a list edited by hand vouched for bytes the schema refuses: check them, for its message
+        case = Case.from_json(value, str(self.path))
+        valid_digests().add(digest(self.text))
+        return case
+
+
+def read_case_file(path: Path, vouched: frozenset[str] = frozenset()) -> CaseFile:
+    """A case file's bytes, and the name and program it says it holds, unchecked; ``vouched`` are the digests
+    its set's ``VALID_LIST`` gives (``vouched_digests``).
+
+    Raises:
+        CaseError: the file cannot be read.
+    """
+    try:
+        text = Path(path).read_bytes()
+    except OSError as error:
+        raise CaseError(f"{path}: cannot read a case: {error}") from None
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        value = None
+    said = value if isinstance(value, dict) else {}
+    name, program = said.get("name"), said.get("program")
+    return CaseFile(Path(path), text, name if isinstance(name, str) else None,
+                    program if isinstance(program, str) else None, digest(text) in vouched)
+
+
+def read_case_files(path: Path) -> list[CaseFile]:
+    """The case file ``path``, or every case file under the directory ``path`` in name order, unchecked.
+
+    Raises:
+        CaseError: there is no case file there, or one cannot be read.
+    """
+    vouched = vouched_digests(path)
+    if Path(path).is_file():
+        return [read_case_file(path, vouched)]
+    files = case_files(path) if Path(path).is_dir() else []
+    if not files:
+        raise CaseError(f"{path} holds no case files (*.json); make some with 'generate --out {path}'")
+    return [read_case_file(file, vouched) for file in files]
+
+
 def load(path: Path) -> Case:
     """Read and validate one case file.
 
     Raises:
         CaseError: the file is not JSON, breaks the schema, or is inconsistent.
     """
-    try:
-        value = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        raise CaseError(f"{path}: cannot read a case: {error}") from None
-    return Case.from_json(value, str(path))
+    return read_case_file(path, vouched_digests(path)).load()
 
 
 def case_files(directory: Path) -> list[Path]:
@@ -315,11 +446,8 @@ def load_all(directory: Path) -> Iterator[Case]:
     Raises:
         CaseError: the directory holds no case files, or one of them cannot be read.
     """
-    files = case_files(directory)
-    if not files:
-        raise CaseError(f"{directory} holds no case files (*.json); make some with 'generate --out {directory}'")
-    for path in files:
-        yield load(path)
+    for file in read_case_files(directory):
+        yield file.load()
 
 
 def file_name(case_name: str) -> str:

@@ -22,6 +22,7 @@ from .cases import Case, Message, allowed, file_name
 from .catalog import program_named
 from .drive import Run
 from .encoding import PlainVersion, encode, encode_version, sort_text
+from .engines import ZERO
 from .expect import Expectations
 from .generate import answer, tags_of
 from .versions import Collection, accumulate, consolidate, join_closure, less_equal, sort_key
@@ -91,6 +92,8 @@ class Verdict:
     """How an engine that gave the case no closing line exited (None: it was stopped, or did not end)."""
     stderr: str = ""
     """The last lines such an engine wrote to its standard error."""
+    protocol: bool = False
+    """Whether the case failed because the engine broke the protocol (its answer could not be judged)."""
 
     def lines(self, most: int = 3) -> list[str]:
         """What went wrong, as lines for the terminal (``most`` mismatches at most)."""
@@ -100,6 +103,11 @@ class Verdict:
         if len(self.mismatches) > most:
             lines.append(f"... and {len(self.mismatches) - most} more versions")
         return lines
+
+    def failure(self) -> str:
+        """What a failure is, in one line: the first of ``lines``, as ``check`` prints it first and an
+        expectations file records it (``Expected.failure``)."""
+        return (self.lines() or ["failed"])[0]
 
     def to_json(self) -> dict:
         value = asdict(self)
@@ -121,7 +129,11 @@ def judge(case: Case, run: Run, frontier_contract: bool = True) -> Verdict:
         return verdict
     if run.status == "error":
         verdict.status, verdict.reason = "failed", f"error: {run.reason}"
-        verdict.exit_status, verdict.stderr = run.exit_status, run.stderr
+        verdict.exit_status, verdict.stderr, verdict.protocol = run.exit_status, run.stderr, run.broke_protocol
+        return verdict
+    zero = zero_update(run)
+    if zero is not None:
+        verdict.status, verdict.reason, verdict.protocol = "failed", f"error: protocol: {zero}", True
         return verdict
     shape = shape_violation(case, run)
     if shape is not None:  # versions of another shape cannot be compared with the case's at all
@@ -162,6 +174,23 @@ def compare(version: PlainVersion, expected: Collection, got: Collection, output
         elif want != have:
             mismatch.wrong[record] = (want, have)
     return mismatch
+
+
+def zero_update(run: Run) -> str | None:
+    """The first output update of multiplicity 0, naming its message and position, or None.
+
+    The protocol refuses one (``engines.ZERO`` says why); an engine in a
+    child process cannot get this far with one (``read_answer`` refuses the
+    line), an engine in this process can.
+    """
+    for number, (kind, items, *_) in enumerate(run.events, 1):
+        if kind != "data":
+            continue
+        for position, (record, version, multiplicity) in enumerate(items):
+            if multiplicity == 0:
+                return (f"output message {number}, update {position} [{_show(record)}, {_show(version)}, 0]: "
+                        f"{ZERO}")
+    return None
 
 
 def shape_violation(case: Case, run: Run) -> str | None:
@@ -260,8 +289,8 @@ def size(case: Case) -> int:
 class Shrunk:
     """What shrinking a failing case found: the smallest failing ``case``, the engine ``runs`` and the
     ``seconds`` it took, and why it ``stopped``: ``done`` (no single update can go), ``budget`` (its
-    seconds ran out), ``runs`` (``SHRINK_RUNS``), ``interrupted`` (Ctrl-C), or ``not shrunk`` (not tried).
-    Unless ``done``, a smaller failing case may exist."""
+    seconds ran out), ``deadline`` (the run's ran out first), ``runs`` (``SHRINK_RUNS``), ``interrupted``
+    (Ctrl-C), or ``not shrunk`` (not tried). Unless ``done``, a smaller failing case may exist."""
 
     case: Case
     runs: int = 0
@@ -345,6 +374,15 @@ def _renamed(case: Case, name: str) -> Case:
 REPORT_FORMAT = "dd-conformance-report/1"
 
 
+STOPS = ("could not start", "interrupted", "deadline")
+"""Why a run may end before it has judged every case it was given: an engine, cases or expectations it
+could not set up; Ctrl-C or SIGTERM; its ``--deadline``."""
+REASONS = (*STOPS, "protocol", "failed", "listed but not failing")
+"""Why a run is not green, in the order a summary lists them: how it stopped, if it did; a new failure where
+the engine broke the protocol, and another new failure (a wrong answer, an error, a deadline); a case
+listed as failing that did not fail."""
+
+
 @dataclass
 class Report:
     """Every verdict of one engine over a case set, and the smallest failing case per program.
@@ -352,9 +390,14 @@ class Report:
     ``label`` names the engine in the report (and its file name); ``case_set`` is the set's version and
     seed (``cases.case_set``), so a report says what it was judged on; ``frontier_contract`` says
     whether the engine was held to it (``judge``) or it was waived; ``expected`` are the failures the
-    engine's CI knows of (``--expect``), against which ``new_failures`` and ``not_failing`` are told.
-    ``interrupted`` says the run was cut short (Ctrl-C), and ``escaped`` names processes the engine
-    started outside its process group (``CommandEngine.escaped``).
+    engine's CI knows of (``--expect``, the file named by ``expect``), against which ``new_failures``,
+    ``failing_otherwise`` and ``not_failing`` are told. ``selected`` names the cases the run is to judge,
+    once it knows them; ``stopped`` says why it ended before judging them all (one of ``STOPS``, with
+    ``error`` saying why it could not start, and ``deadline`` the seconds it had), and ``escaped`` names
+    processes the engine started outside its process group (``CommandEngine.escaped``).
+
+    Invariant: the run is green (``ok``) exactly when ``reasons`` is empty: it was not stopped, and it
+    has no failure but those expected, each failing as recorded, and no expected failure missing.
     """
 
     engine: str
@@ -365,17 +408,34 @@ class Report:
     smallest: dict[str, Case] = field(default_factory=dict)
     shrinking: dict[str, Shrunk] = field(default_factory=dict)
     expected: Expectations | None = None
-    interrupted: bool = False
+    expect: Path | None = None
+    selected: list[str] | None = None
+    stopped: str | None = None
+    error: str = ""
+    deadline: float | None = None
     escaped: list[str] = field(default_factory=list)
+
+    @property
+    def interrupted(self) -> bool:
+        return self.stopped == "interrupted"
 
     def counts(self) -> tuple[int, int, int]:
         statuses = [verdict.status for verdict in self.verdicts]
         return statuses.count("passed"), statuses.count("failed"), statuses.count("unsupported")
 
+    def failing_otherwise(self) -> list[Verdict]:
+        """The failures of cases ``expected`` lists that do not fail as it records (``Expected.matches``)."""
+        if self.expected is None:
+            return []
+        return [v for v in self.verdicts if v.status == "failed" and v.case in self.expected.failures
+                and not self.expected.failures[v.case].matches(v.failure())]
+
     def new_failures(self) -> list[Verdict]:
-        """The failures ``expected`` does not list (every failure, without it)."""
-        return [v for v in self.verdicts if v.status == "failed" and (self.expected is None or
-                                                                      v.case not in self.expected.failures)]
+        """The failures ``expected`` does not list, or lists as failing otherwise (every failure, without
+        it)."""
+        otherwise = {v.case for v in self.failing_otherwise()}
+        return [v for v in self.verdicts if v.status == "failed" and (
+            self.expected is None or v.case not in self.expected.failures or v.case in otherwise)]
 
     def not_failing(self) -> list[Verdict]:
         """The cases ``expected`` lists that ran and did not fail: a fixed fault still listed (or one the
@@ -384,9 +444,25 @@ class Report:
             return []
         return [v for v in self.verdicts if v.status != "failed" and v.case in self.expected.failures]
 
+    def not_reached(self) -> list[str]:
+        """The cases of ``selected`` a stopped run did not judge (none when it was not stopped)."""
+        if self.stopped is None or self.selected is None:
+            return []
+        judged = {verdict.case for verdict in self.verdicts}
+        return [name for name in self.selected if name not in judged]
+
+    def reasons(self) -> list[str]:
+        """Why the run is not green, each a word of ``REASONS``, in that order; empty when it is."""
+        new = self.new_failures()
+        found = {self.stopped, "protocol" if any(v.protocol for v in new) else None,
+                 "failed" if any(not v.protocol for v in new) else None,
+                 "listed but not failing" if self.not_failing() else None}
+        return [reason for reason in REASONS if reason in found]
+
     def ok(self) -> bool:
-        """Whether the run is green: no failure but those expected, and no expected failure missing."""
-        return not self.new_failures() and not self.not_failing() and not self.interrupted
+        """Whether the run is green: every case it was given judged, no failure but those expected (each
+        failing as recorded), and no expected failure missing."""
+        return not self.reasons()
 
     def summary_line(self) -> str:
         passed, failed, unsupported = self.counts()
@@ -395,8 +471,13 @@ class Report:
         if self.expected is not None:
             line += (f"; against {self.expected.path}: {failed - len(self.new_failures())} failures expected, "
                      f"{len(self.new_failures())} new, {len(self.not_failing())} listed but not failing")
-        if self.interrupted:
-            line += f"; interrupted after {len(self.verdicts)} cases"
+        of = "" if self.selected is None else f" of {len(self.selected)}"
+        if self.stopped == "interrupted":
+            line += f"; interrupted after {len(self.verdicts)}{of} cases"
+        elif self.stopped == "deadline":
+            line += f"; deadline (--deadline {self.deadline:g}) reached after {len(self.verdicts)}{of} cases"
+        elif self.stopped == "could not start":
+            line += "; could not start"
         return line
 
     def table(self) -> str:
@@ -413,24 +494,33 @@ class Report:
 
     def header(self) -> dict:
         """The report's first line: what was judged, on what, and how."""
+        expect = self.expected.path if self.expected is not None else self.expect
         return {"report": REPORT_FORMAT, "engine": self.engine, "label": self.label or self.engine,
                 **self.case_set, "frontier_contract": "checked" if self.frontier_contract else "waived",
-                "expect": None if self.expected is None else str(self.expected.path)}
+                "expect": None if expect is None else str(expect)}
 
     def verdict_json(self, verdict: Verdict) -> dict:
-        """A verdict's line; with ``--expect``, a listed case carries its reason as ``expected_failure``."""
+        """A verdict's line; with ``--expect``, a listed case carries its reason as ``expected_failure``,
+        and whether it fails otherwise than recorded as ``failing_otherwise``."""
         value = verdict.to_json()
         if self.expected is not None and verdict.case in self.expected.failures:
-            value["expected_failure"] = self.expected.failures[verdict.case]
+            listed = self.expected.failures[verdict.case]
+            value["expected_failure"] = listed.reason
+            value["failing_otherwise"] = verdict.status == "failed" and not listed.matches(verdict.failure())
         return value
 
     def summary(self) -> dict:
-        """The report's last line: the counts, and how the run ended."""
+        """The report's last line: the counts, how the run ended, and whether it is green and why not."""
         passed, failed, unsupported = self.counts()
         value: dict[str, Any] = {"passed": passed, "failed": failed, "unsupported": unsupported,
-                                 "interrupted": self.interrupted, "ok": self.ok()}
+                                 "selected": None if self.selected is None else len(self.selected),
+                                 "not_reached": self.not_reached(), "stopped": self.stopped,
+                                 "interrupted": self.interrupted, "ok": self.ok(), "reasons": self.reasons()}
+        if self.error:
+            value["error"] = self.error
         if self.expected is not None:
             value["new_failures"] = [v.case for v in self.new_failures()]
+            value["failing_otherwise"] = [v.case for v in self.failing_otherwise()]
             value["listed_but_not_failing"] = [v.case for v in self.not_failing()]
         if self.escaped:
             value["escaped"] = self.escaped
@@ -472,14 +562,19 @@ class ReportFile:
         self._line({"summary": self.report.summary()})
         self._file.close()
 
+    def abandon(self) -> None:
+        """Close the file without a summary, as a run killed outright leaves it: for a run that ended by a
+        fault of the checker's own, which no summary could describe truly."""
+        self._file.close()
+
 
 def read_report(path: Path) -> dict:
     """A report file (``ReportFile``) as one JSON value: the header's fields, ``verdicts``,
     ``smallest_failing`` (program -> case) and ``shrinking`` (program -> how it went), ``found`` (the
     failures a ``fuzz`` run wrote as case files, each with its ``file`` and shrunk ``case``), the summary's
-    counts, and ``complete``: whether the run ended by itself (a summary line, not interrupted). A report
-    killed before its summary has its counts
-    taken from the verdicts it holds."""
+    fields (``ok``, ``reasons``, ``not_reached``, ...), and ``complete``: whether the run judged every case
+    it was given and ended by itself (a summary line, not stopped). A report killed before its summary has
+    its counts taken from the verdicts it holds."""
     header: dict = {}
     summary: dict | None = None
     complete = True
@@ -504,15 +599,17 @@ def read_report(path: Path) -> dict:
         complete = False
         statuses = [verdict["status"] for verdict in verdicts]
         summary = {status: statuses.count(status) for status in ("passed", "failed", "unsupported")}
-    return {**header, **summary, "complete": complete and not summary.get("interrupted"), "verdicts": verdicts,
+    ended = not summary.get("stopped") and not summary.get("interrupted")
+    return {**header, **summary, "complete": complete and ended, "verdicts": verdicts,
             "smallest_failing": smallest, "shrinking": shrinking, "found": found}
 
 
 def smallest_failing(report: Report, cases: Sequence[Case], run: Callable[[Case, float], Run | None],
                      seconds: float = SHRINK_SECONDS, progress: Callable[[str], None] | None = None,
-                     shrunk: Callable[[Shrunk], None] | None = None) -> None:
+                     shrunk: Callable[[Shrunk], None] | None = None, until: float | None = None) -> None:
     """For each program with a new failing case (``Report.new_failures``), shrink its failing case with
-    the fewest updates into ``report.smallest``, spending at most ``seconds`` on each program.
+    the fewest updates into ``report.smallest``, spending at most ``seconds`` on each program, and
+    nothing past ``until`` (a ``time.monotonic`` time: the run's deadline), where shrinking stops.
 
     ``run(case, left)`` runs a candidate with ``left`` seconds of the budget
     to go, and gives None when the engine could not answer within them
@@ -527,10 +624,12 @@ def smallest_failing(report: Report, cases: Sequence[Case], run: Callable[[Case,
     for verdict in report.new_failures():
         failing.setdefault(verdict.program, []).append(by_name[verdict.case])
     for program, candidates in sorted(failing.items()):
+        if until is not None and time.monotonic() >= until:
+            return
         if progress:
             progress(program)
         smallest = min(candidates, key=lambda case: (size(case), case.name))
-        result = shrink_failure(report, smallest, run, seconds)
+        result = shrink_failure(report, smallest, run, seconds, until)
         if shrunk:
             shrunk(result)
         else:
@@ -540,17 +639,24 @@ def smallest_failing(report: Report, cases: Sequence[Case], run: Callable[[Case,
 
 
 def shrink_failure(report: Report, case: Case, run: Callable[[Case, float], Run | None],
-                   seconds: float = SHRINK_SECONDS) -> Shrunk:
-    """``shrink`` a case the engine failed, within ``seconds``: each candidate is run by ``run(candidate,
-    left)`` with the ``left`` seconds of the budget (None: no answer within them, which ends the shrink)
-    and judged as ``report`` judges."""
+                   seconds: float = SHRINK_SECONDS, until: float | None = None) -> Shrunk:
+    """``shrink`` a case the engine failed, within ``seconds`` and not past ``until`` (the run's deadline,
+    a ``time.monotonic`` time; the shrink then stops as ``deadline``): each candidate is run by
+    ``run(candidate, left)`` with the ``left`` seconds of the budget (None: no answer within them, which
+    ends the shrink) and judged as ``report`` judges."""
     deadline = time.monotonic() + seconds
+    cut = until is not None and until < deadline
+    if cut:
+        deadline = until
 
     def fails(candidate: Case) -> bool | None:
         outcome = run(candidate, max(0.0, deadline - time.monotonic()))
         return None if outcome is None else judge(candidate, outcome, report.frontier_contract).status == "failed"
 
-    return shrink(case, fails, seconds)
+    result = shrink(case, fails, max(0.0, deadline - time.monotonic()))
+    if cut and result.stopped == "budget":
+        result.stopped = "deadline"
+    return result
 
 
 def write_smallest(report: Report, directory: Path) -> list[Path]:

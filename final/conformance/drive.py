@@ -24,12 +24,18 @@ the module defines (``kind_of``):
 This module imports no stage: the caller hands it the stage's module. A
 driver's own failure (a stage that raises, or never finishes) propagates;
 ``drive`` turns it into an ``error`` run, which is the finding.
+
+A stage's difference collections may hold updates of multiplicity 0 (final's
+do: ``explode`` and ``join_function`` multiply by what a function yields,
+0 included, and leave consolidation to whoever reads them); the protocol
+refuses them, since they say nothing, so the drivers leave them out of a
+run, as consolidating would (``nonzero``).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -80,6 +86,9 @@ class Run:
     stderr: str = ""
     timed_out: bool = False
     """Whether the checker stopped the engine at the case's deadline (the shrinker's budget reads it)."""
+    broke_protocol: bool = False
+    """Whether the run is an ``error`` because the engine's output broke the protocol (``reason`` quotes the
+    line), rather than an error the engine answered or a way it ended."""
 
     def events_of(self, output: Output = None) -> list[tuple[str, list]]:
         """The events of one output, as ``(kind, items)``."""
@@ -94,6 +103,11 @@ class Run:
 
     def updates(self, output: Output = None) -> list[tuple[Hashable, PlainVersion, int]]:
         return [update for kind, items in self.events_of(output) if kind == "data" for update in items]
+
+
+def nonzero(updates: Iterable[tuple[Hashable, PlainVersion, int]]) -> list[tuple[Hashable, PlainVersion, int]]:
+    """``updates`` without those of multiplicity 0, which a run never holds (the module's docstring)."""
+    return [update for update in updates if update[2] != 0]
 
 
 def unsupported(reason: str) -> Run:
@@ -195,7 +209,7 @@ def _sequence(module: ModuleType, implementation: Callable, case: Case) -> Run:
             for version, difference in zip(versions, sequence, strict=False)
             for record, multiplicity in difference
         ]
-        run.add("data", data, output)
+        run.add("data", nonzero(data), output)
         run.add("frontier", [], output)
     return run
 
@@ -255,7 +269,8 @@ def _unversioned(module: ModuleType, implementation: Callable, case: Case) -> Ru
                 writer.send_data(module.Collection(updates))
             step_until(graph, lambda: not any(reader.is_empty() for reader in readers.values()))
             for output, reader in readers.items():
-                run.add("data", [(record, version, m) for change in reader.drain() for record, m in change], output)
+                run.add("data", nonzero((record, version, m) for change in reader.drain() for record, m in change),
+                        output)
     for output in readers:
         run.add("frontier", [], output)
     return run
@@ -316,7 +331,7 @@ def _versioned(module: ModuleType, implementation: Callable, case: Case) -> Run:
             for message in reader.drain():
                 if isinstance(message, module.DataMessage):
                     version = spell.plain(message.version)
-                    run.add("data", [(record, version, m) for record, m in message.collection], output)
+                    run.add("data", nonzero((record, version, m) for record, m in message.collection), output)
                 else:
                     frontiers[output] = frontier_after(message, frontiers[output])
                     run.add("frontier", spell.plain_frontier(frontiers[output]), output)

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from .cache import cache_folder
 from .cases import Case, Message, Update
 from .drive import FinalEngine, Run
 from .encoding import PlainVersion, decode, decode_version, encode, encode_version
@@ -101,11 +102,12 @@ def read_answer(lines: Iterable[str | bytes], dimensions: int, outputs: tuple[st
     Output that breaks the protocol (not JSON, an unknown message, an update
     that is not ``[record, version, multiplicity]``, a multiplicity that is
     not an integer, a version of the wrong shape, a record the encoding
-    cannot carry, a missing or unknown output name) is an ``error`` run whose
-    reason quotes the line: ``protocol: output line N '<line>': <what is
-    wrong>``. Lines read as bytes must be UTF-8, as JSON text is: a line that
-    is not is such an error too, quoting its bytes (never read as U+FFFD and
-    judged as a wrong record).
+    cannot carry, a missing or unknown output name, a multiplicity of 0) is an
+    ``error`` run (``broke_protocol``) whose reason quotes the line:
+    ``protocol: output line N '<line>': <what is wrong>``. Lines read as
+    bytes must be UTF-8, as JSON text is: a line that is not is such an
+    error too, quoting its bytes (never read as U+FFFD and judged as a wrong
+    record).
     """
     run = Run()
     for number, raw in enumerate(lines, 1):
@@ -115,7 +117,7 @@ def read_answer(lines: Iterable[str | bytes], dimensions: int, outputs: tuple[st
             bad = raw[problem.start:problem.end]
             reason = (f"protocol: output line {number} {raw.strip()[:120]!r}: not UTF-8 (byte {bad.hex(' ')} at "
                       f"offset {problem.start}); JSON text is UTF-8")
-            return Run(status="error", reason=reason), False
+            return Run(status="error", reason=reason, broke_protocol=True), False
         if not line.strip():
             continue
         try:
@@ -141,7 +143,7 @@ def read_answer(lines: Iterable[str | bytes], dimensions: int, outputs: tuple[st
                 raise ValueError("expected data, frontier, done, unsupported or error")
         except ValueError as problem:  # EncodingError and JSONDecodeError are ValueErrors
             reason = f"protocol: output line {number} {line.strip()[:120]!r}: {problem}"
-            return Run(status="error", reason=reason), False
+            return Run(status="error", reason=reason, broke_protocol=True), False
     return Run(status="error", reason="the engine's output ended before a closing line (done/unsupported/error)"), False
 
 
@@ -163,9 +165,16 @@ def _output(message: dict, outputs: tuple[str, ...]) -> str | None:
     return name
 
 
+ZERO = ("multiplicity 0 says nothing: leave the update out (an engine's output need not be consolidated, but "
+        "the entries that sum to 0 are dropped, as Rust DD's consolidation drops them)")
+"""Why an output update of multiplicity 0 is a protocol failure, in the words the failure gives. An update
+changes a record's multiplicity, and one of 0 changes nothing: a case holds none, and an engine that sends
+them is most likely keeping, in its own collections, entries its consolidation should have dropped."""
+
+
 def _update(item: Any, dimensions: int, position: int) -> Update:
     """The update at ``position`` of an output data message, checked: a record, a version of the case's
-    shape, an integer multiplicity.
+    shape, an integer multiplicity other than 0.
 
     Raises:
         ValueError: saying what is wrong with it.
@@ -175,6 +184,8 @@ def _update(item: Any, dimensions: int, position: int) -> Update:
     record, version, multiplicity = item
     if type(multiplicity) is not int:  # not isinstance: True is an int to Python, and 1.5 must not become 1
         raise ValueError(f"update {position}: multiplicity {_quote(multiplicity)} is not an integer")
+    if multiplicity == 0:
+        raise ValueError(f"update {position}: {ZERO}")
     return decode(record), _version(version, dimensions), multiplicity
 
 
@@ -614,16 +625,6 @@ def _installing(folder: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def cache_folder() -> Path:
-    """Where the oracle installs what an adapter needs (npm packages, ``_npm_engine``; venvs,
-    ``venv_engine``): a user cache folder, never the package's own folder (site-packages, once installed).
-    ``DD_CONFORMANCE_CACHE`` names it; else ``$XDG_CACHE_HOME/dd-conformance``, else
-    ``~/.cache/dd-conformance``."""
-    if os.environ.get("DD_CONFORMANCE_CACHE"):
-        return Path(os.environ["DD_CONFORMANCE_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dd-conformance"
 
 
 def _cached(name: str, pins: bytes) -> Path:

@@ -51,12 +51,36 @@ def fuzz_cases(seed: int, histories: int, programs: Sequence[str] = ()) -> Itera
         CaseError: a name in ``programs`` is not a program of the catalog.
         GenerationError: final and the from-scratch answer disagree on a case (an engine bug in final).
     """
+    chosen = _chosen(programs)
+    return (fuzz_case(program, seed, number) for number in range(histories) for program in chosen)
+
+
+def fuzz_names(seed: int, histories: int, programs: Sequence[str] = ()) -> list[str]:
+    """The names of the cases ``fuzz_cases`` gives for the same arguments, in its order, without drawing any
+    (a run's report names those it did not reach).
+
+    Raises:
+        CaseError: as ``fuzz_cases``.
+    """
+    chosen = _chosen(programs)
+    return [_name(program, seed, number) for number in range(histories) for program in chosen]
+
+
+def _chosen(programs: Sequence[str]) -> list[Program]:
+    """The programs ``programs`` names, each once in the order first named, or the whole catalog.
+
+    Raises:
+        CaseError: a name that is not a program of the catalog.
+    """
     unknown = [name for name in programs if name not in BY_NAME]
     if unknown:
         raise CaseError(f"no program {', '.join(map(repr, unknown))} in the catalog: fuzz some of "
                         f"{', '.join(BY_NAME)}")
-    chosen = [BY_NAME[name] for name in dict.fromkeys(programs)] or list(PROGRAMS)
-    return (fuzz_case(program, seed, number) for number in range(histories) for program in chosen)
+    return [BY_NAME[name] for name in dict.fromkeys(programs)] or list(PROGRAMS)
+
+
+def _name(program: Program, seed: int, number: int) -> str:
+    return f"{program.name}/fuzz-{seed}-{number}"
 
 
 def fuzz_case(program: Program, seed: int, number: int) -> Case:
@@ -71,5 +95,5 @@ def fuzz_case(program: Program, seed: int, number: int) -> Case:
     else:
         inputs = family.histories(rng, program, family.records[program.name], kind)
     tags = ((family.name,) if family else ()) + ((TRIPLE_TAG,) if kind == "triple" else ())
-    return make_case(f"{program.name}/fuzz-{seed}-{number}", program, inputs,
+    return make_case(_name(program, seed, number), program, inputs,
                      f"dd-conformance fuzz, seed {seed}, history {number}", rng, extra_tags=tags)

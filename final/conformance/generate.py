@@ -20,7 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .cases import CASES, Case, Expected, Message, case_files, file_name
+from .cases import (
+    CASES,
+    VALID_LIST,
+    Case,
+    Expected,
+    Message,
+    case_files,
+    digest,
+    file_name,
+    read_case_file,
+    schema_digest,
+)
 from .catalog import PROGRAMS, Program, RandomRecord, pair_of, pick, program_named
 from .drive import FinalEngine
 from .encoding import FALSE, TRUE, Boolean, PlainVersion, add
@@ -509,13 +520,18 @@ def default_out() -> Path | None:
 
 
 def write(cases: Sequence[Case], out: Path, seed: int) -> Path:
-    """Write ``cases`` under ``out`` (one file per case, by program) with a manifest; returns the manifest.
+    """Write ``cases`` under ``out`` (one file per case, by program) with a manifest, and the set's list of
+    valid digests (``VALID_LIST``); returns the manifest.
 
+    Each file written is read back and checked as ``check`` checks a case,
+    its schema included, before the list vouches for it: so ``check``
+    need not check these bytes against the schema again, on any machine.
     A directory that already holds a case set has it replaced; any other
     non-empty directory is refused, so nothing else is ever deleted.
 
     Raises:
         FileExistsError: ``out`` holds files but no ``manifest.json``.
+        CaseError: a case written does not read back as valid (a fault of the generator).
     """
     out = Path(out)
     manifest = out / "manifest.json"
@@ -526,10 +542,14 @@ def write(cases: Sequence[Case], out: Path, seed: int) -> Path:
     for directory in sorted((p for p in out.glob("*") if p.is_dir()), reverse=True) if out.exists() else ():
         if not any(directory.iterdir()):
             shutil.rmtree(directory)
+    vouched: list[tuple[str, str]] = []
     for case in cases:
         path = out / file_name(case.name)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(case.text())
+        written = read_case_file(path)
+        written.load()
+        vouched.append((file_name(case.name), digest(written.text)))
     counts: dict[str, int] = {}
     for case in cases:
         counts[case.program] = counts.get(case.program, 0) + 1
@@ -537,5 +557,8 @@ def write(cases: Sequence[Case], out: Path, seed: int) -> Path:
         "case_set": CASE_SET, "format": "dd-conformance-case/1", "seed": seed, "cases": len(cases),
         "generated_by": "python -m final.conformance generate", "programs": dict(sorted(counts.items())),
     }, indent=2) + "\n")
+    (out / VALID_LIST).write_text(
+        "# Each case file of this set, written and found valid against the schema of the digest below by `generate`:\n"
+        "# check does not check these very bytes against the schema again. A file edited since is checked.\n"
+        f"schema {schema_digest()}\n" + "".join(f"{hexdigest}  {name}\n" for name, hexdigest in sorted(vouched)))
     return manifest
-

@@ -12,8 +12,11 @@ two HTML comments that name this command; the prose around them (the
 findings, argued from the documents) is written by hand, and a test checks
 that the tables match a run. Each peer's ``expected-failures.json`` (for
 ``check --expect``) is checked the same way: it lists exactly the cases the
-peer fails, and a rewrite keeps the reasons written by hand, marking a new
-failure ``not yet explained``. A run needs node and npm (d2ts, d2mini) and a
+peer fails, each failing as recorded, and a rewrite keeps the reasons
+written by hand and the recorded failures that still match (with the ``*``
+written by hand where a failure's text varies between runs), records each
+failure that does not as the run gives it, and marks a new failure ``not
+yet explained``. A run needs node and npm (d2ts, d2mini) and a
 Python 3.12 (pathway, pydbsp), and installs them on first use as ``check``
 does. The engines run side by side; most of the time is d2ts's loops that
 never settle, each given its adapter's 5 s (its REPORT, F2).
@@ -34,7 +37,7 @@ from .cases import CASES, Case, case_set, load_all
 from .catalog import BY_NAME
 from .check import Verdict, judge
 from .engines import D2MINI, D2TS, PATHWAY, PYDBSP, STAGES, Engine, engine_named
-from .expect import Expectations
+from .expect import Expectations, Expected
 from .expect import text as expectations_text
 
 HERE = Path(__file__).resolve().parent
@@ -185,11 +188,21 @@ EXPECTED = {"d2ts": D2TS, **PEERS}
 
 def expected_failures(label: str, verdicts: Sequence[Verdict], path: Path) -> str:
     """A peer's expectations file as a run says it should be: every case it failed, each with the reason
-    the file gives already (written by hand from its REPORT's findings), or, for a failure the file does
-    not list yet, ``not yet explained`` and what the failure says."""
+    the file gives already (written by hand from its REPORT's findings) and the failure it records if the
+    run's matches it (``Expected.matches``: a ``*`` written by hand stands for what varies), else the run's;
+    a failure the file does not list yet is ``not yet explained`` and what the failure says."""
     known = Expectations.load(path).failures if path.exists() else {}
-    failures = {verdict.case: known.get(verdict.case) or f"not yet explained: {(verdict.lines() or ['failed'])[0]}"
-                for verdict in verdicts if verdict.status == "failed"}
+    failures = {}
+    for verdict in verdicts:
+        if verdict.status != "failed":
+            continue
+        listed = known.get(verdict.case)
+        if listed is None:
+            failures[verdict.case] = Expected(f"not yet explained: {verdict.failure()}", verdict.failure())
+        elif listed.failure is None or not listed.matches(verdict.failure()):
+            failures[verdict.case] = Expected(listed.reason, verdict.failure())
+        else:
+            failures[verdict.case] = listed
     return expectations_text(failures, label, case_set(CASES)["case_set"])
 
 

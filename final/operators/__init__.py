@@ -8,8 +8,9 @@ method of every family. A new family is one module and one line in
 is written down in ``base``.
 """
 
+from ..logic import Logic
 from .aggregate import AggregateInPlace, AggregateMethods, Hierarchy, HierarchyInPlace
-from .base import Logic, Operator, Pending, StreamMethods
+from .base import Operator, Pending, Place, StreamMethods
 from .delta_join import Constraint, DeltaJoin, DeltaJoinMethods
 from .iterate import Egress, Enter, Feedback, Ingress, IterateMethods
 from .join import Arrange, HalfJoin, Join, JoinMethods
@@ -56,6 +57,7 @@ __all__ = [
     "Logic",
     "Operator",
     "Pending",
+    "Place",
     "Reduce",
     "ReduceMethods",
     "StreamMethods",

@@ -18,25 +18,23 @@ operator keeps every key's ``Hierarchy``, whose rounds are as many as the
 key's values need, and ``aggregate`` is one operator keeping each key's
 aggregates side by side, a version's records taken in one pass. Inside
 loops each round is a reduction of its own and ``aggregate`` a small
-dataflow of reductions, as 004 draws them (``hierarchical``). Materialize
-renders SQL reductions as 004 describes, with hierarchies as deep as the
-expected group size.
+dataflow of reductions, as 004 draws them (``hierarchical``, ``factored``);
+the strategy pass chooses between them when the graph is compiled
+(``final.strategies``). Materialize renders SQL reductions as 004
+describes, with hierarchies as deep as the expected group size.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from decimal import localcontext
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..collection import Update, Values, incomparable, key_value, max_values, min_values
 from ..errors import GraphError
 from ..trace import add_presence
-from .base import StreamMethods
+from .base import Place, StreamMethods
 from .reduce import EXACT, NON_NULL, NOTHING, ROWS, InPlace, exact_sum, replace_output
-
-if TYPE_CHECKING:
-    from ..edges import DifferenceStreamWriter
 
 BITS_PER_ROUND = 4
 """004: 'we currently increase shift by 4 each round': groups of about 16 values per round."""
@@ -285,8 +283,8 @@ class HierarchyInPlace(InPlace):
     that has values, and its ``result`` is what was sent for the key (``NOTHING``: nothing).
     """
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, reduction: Callable[[Values], Values]) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place, reduction: Callable[[Values], Values]) -> None:
+        super().__init__(place)
         self._reduction = reduction
         self._hierarchies: dict[Any, Hierarchy] = {}
 
@@ -366,9 +364,10 @@ class AggregateInPlace(InPlace):
 
     needs_pairs = False  # records of any shape: ``key`` picks the group
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, key: Callable[[Any], Any],
-                 named: Mapping[str, tuple[str, Callable[[Any], Any]]]) -> None:
-        super().__init__(inputs, output)
+    def __init__(
+        self, place: Place, key: Callable[[Any], Any], named: Mapping[str, tuple[str, Callable[[Any], Any]]],
+    ) -> None:
+        super().__init__(place)
         self._key = key
         order = sorted(named)
         self._counts = list(enumerate(named[name][1] for name in order if named[name][0] == "count"))
@@ -478,9 +477,8 @@ class AggregateMethods(StreamMethods):
 
     def _extreme(self, reduction: Callable[[Values], Values], name: str) -> Any:
         """A ``HierarchyInPlace`` of ``reduction`` where versions are totally ordered, else 004's rounds."""
-        if self._in_place():
-            return self.add_operator(lambda inputs, output: HierarchyInPlace(inputs, output, reduction), name)
-        return hierarchical(self, reduction, name)
+        return self.add_operator(HierarchyInPlace, name, arguments=(reduction,),
+                                 general=lambda stream: hierarchical(stream, reduction, name))
 
     def count_distinct(self) -> Any:
         """``(key, COUNT(DISTINCT value))``: a ``distinct`` in front of an in-place count (004, 'Distinctness').
@@ -522,39 +520,45 @@ class AggregateMethods(StreamMethods):
         unknown = {kind for kind, _ in named.values()} - set(AGGREGATES)
         if unknown:
             raise GraphError(f"aggregate kinds {sorted(unknown)} are not known; use some of {', '.join(AGGREGATES)}")
-        if self._in_place():
-            return self.add_operator(lambda inputs, output: AggregateInPlace(inputs, output, key, named), "aggregate")
-        parts = [self.map(lambda record: (key(record), ())).count_total().map(lambda pair: (pair[0], (None, pair[1])))]
-        extremes = sorted((name, kind, value_of) for name, (kind, value_of) in named.items() if kind in EXTREMES)
-        for name, (kind, value_of) in sorted(named.items()):
-            if kind in EXTREMES:
-                continue
-            values = self.map(lambda record, value_of=value_of: (key(record), value_of(record)))
-            non_null = values.filter(lambda pair: pair[1] is not None)
-            if kind == "count":
-                result = non_null.count_total()
-            elif kind == "count_distinct":
-                result = non_null.count_distinct()
-            else:
-                result = non_null.sum_total()
-            parts.append(result.map(lambda pair, name=name: (pair[0], (name, pair[1]))))
-        if extremes:
-            value_ofs = tuple(value_of for _, _, value_of in extremes)
-            rows = self.map(lambda record: (key(record), tuple(value_of(record) for value_of in value_ofs)))
-            present = rows.filter(lambda pair: any(value is not None for value in pair[1]))
-            kinds = tuple(kind for _, kind, _ in extremes)
-            result = hierarchical(present, extremes_of(kinds), "+".join(kinds), _first_present)
-            names = tuple(name for name, _, _ in extremes)
-            parts.append(result.flat_map(lambda pair: [(pair[0], item) for item in zip(names, pair[1], strict=True)]))
-        combined = parts[0]
-        for part in parts[1:]:
-            combined = combined.concat(part)
-        defaults = {name: 0 if kind in ("count", "count_distinct") else None for name, (kind, _) in named.items()}
+        return self.add_operator(AggregateInPlace, "aggregate", arguments=(key, named),
+                                 general=lambda stream: factored(stream, key, named))
 
-        def assemble(values: Values) -> Values:
-            found = dict(value for value, _ in values)
-            if None not in found:  # no rows: the key is gone
-                return []
-            return [(tuple((name, found.get(name, default)) for name, default in sorted(defaults.items())), 1)]
 
-        return combined.reduction(assemble, "aggregate")
+def factored(stream: Any, key: Callable[[Any], Any], named: Mapping[str, tuple[str, Callable[[Any], Any]]]) -> Any:
+    """``aggregate`` as 004's dataflow of reductions: each count, count_distinct and sum a reduction over just
+    ``(key, value)``, every min and max one hierarchy over tuples of values, and a last reduction that assembles
+    a key's record from the parts (its rendering where versions are partially ordered)."""
+    parts = [stream.map(lambda record: (key(record), ())).count_total().map(lambda pair: (pair[0], (None, pair[1])))]
+    extremes = sorted((name, kind, value_of) for name, (kind, value_of) in named.items() if kind in EXTREMES)
+    for name, (kind, value_of) in sorted(named.items()):
+        if kind in EXTREMES:
+            continue
+        values = stream.map(lambda record, value_of=value_of: (key(record), value_of(record)))
+        non_null = values.filter(lambda pair: pair[1] is not None)
+        if kind == "count":
+            result = non_null.count_total()
+        elif kind == "count_distinct":
+            result = non_null.count_distinct()
+        else:
+            result = non_null.sum_total()
+        parts.append(result.map(lambda pair, name=name: (pair[0], (name, pair[1]))))
+    if extremes:
+        value_ofs = tuple(value_of for _, _, value_of in extremes)
+        rows = stream.map(lambda record: (key(record), tuple(value_of(record) for value_of in value_ofs)))
+        present = rows.filter(lambda pair: any(value is not None for value in pair[1]))
+        kinds = tuple(kind for _, kind, _ in extremes)
+        result = hierarchical(present, extremes_of(kinds), "+".join(kinds), _first_present)
+        names = tuple(name for name, _, _ in extremes)
+        parts.append(result.flat_map(lambda pair: [(pair[0], item) for item in zip(names, pair[1], strict=True)]))
+    combined = parts[0]
+    for part in parts[1:]:
+        combined = combined.concat(part)
+    defaults = {name: 0 if kind in ("count", "count_distinct") else None for name, (kind, _) in named.items()}
+
+    def assemble(values: Values) -> Values:
+        found = dict(value for value, _ in values)
+        if None not in found:  # no rows: the key is gone
+            return []
+        return [(tuple((name, found.get(name, default)) for name, default in sorted(defaults.items())), 1)]
+
+    return combined.reduction(assemble, "aggregate")

@@ -13,20 +13,25 @@ The internal protocol: what an operator family (a module of
 ``final.operators``) uses of the rest of the engine. Everything a family
 touches is listed here; it reads no other attribute of the engine.
 
-- Building, in a family's stream methods (``final.stream``):
-  ``stream.add_operator(make, name, others=(), scope=None, output=None)``
-  wires an operator ``make(readers, writer)`` reading this stream and
-  ``others`` and returns its output stream; ``stream.enter(scope)``;
-  ``stream.scope`` (and its ``depth``), ``stream.builder``,
-  ``stream.writer`` (and its ``dimension``), ``stream.arrangement`` and
+- Recording, in a family's stream methods (``final.stream``):
+  ``stream.add_operator(operator, name, others=(), scope=None, output=None,
+  arguments=(), general=None)`` records an operator reading this stream and
+  ``others``, which the compiled graph makes as ``operator(place, *arguments)``
+  (``Place``), and returns its output stream; an in-place reduction gives
+  its ``general`` rendering too, a function of the stream it reads
+  (``final.strategies``); ``stream.enter(scope)``; ``stream.scope`` (and
+  its ``depth``), ``stream.builder``, ``stream.writer`` (and its
+  ``dimension``), ``stream.arrangement`` and
   ``stream.with_arrangement(arrangement)``; ``checked_function``,
   ``checked_stream``.
 - Loops (``iterate``): ``builder.new_scope(scope)`` for a loop's scope, one
   coordinate deeper; ``builder.new_writer(scope)`` for its feedback edge,
   made before the body that reads it and written by the operator
-  ``add_operator(..., output=writer)`` builds after the body;
+  ``add_operator(..., output=writer)`` records after the body;
   ``stream.stream_of(writer, scope)``; ``scope.closed = True`` once the loop
   is built.
+- Running: an operator is made once, in its ``Place`` of the compiled
+  graph: its readers and writer, its number and label, the tracker.
 - Sending: ``Operator.send(version, updates)`` and ``forward(version,
   collection)``; under them ``writer.send_trusted(version, collection)``.
   Operators send only at versions ``>=`` what caused them: the message being
@@ -47,65 +52,43 @@ touches is listed here; it reads no other attribute of the engine.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from ..collection import Collection, Update, checked_pairs
 from ..errors import DataflowError, FunctionError, GraphError
+from ..logic import apply_logic
 from ..order import Antichain, Version
 from ..progress import ChangeBatch
 
 if TYPE_CHECKING:
     from ..edges import DifferenceStreamReader, DifferenceStreamWriter
     from ..progress import ProgressTracker
+    from ..topology import General, Source
 
 
-Logic = Callable[[Version, list[Update]], Iterable[tuple[Version, list[Update]]]]
-"""A linear operator's work on one difference: the updates at a version become updates at versions.
+@dataclass(frozen=True)
+class Place:
+    """Where an operator runs in a compiled graph: all an operator is made with, besides its own arguments.
 
-Every linear operator is this, for some logic (000, "All of the linear
-operators"): ``map``, ``filter``, ``flat_map`` and ``negate`` keep the version;
-``explode`` multiplies multiplicities; ``join_function`` and temporal filters
-move updates to the lattice join of their version and one the logic names.
-A logic must not mutate the list it is given: other readers share it."""
-
-
-def apply_logic(logic: Logic, version: Version, updates: list[Update], owner: Any) -> list:
-    """``logic`` on ``updates`` at ``version``, all of it, before anything is sent.
-
-    Raises:
-        FunctionError: a user's function in ``logic`` raised; the message
-            names ``owner.label`` (the operator, or the input, it is fused
-            into) and the first record it raises on.
+    ``final.compile`` makes one per operator, once the tracker is built:
+    ``inputs`` are the readers of its input edges and ``output`` the writer
+    of its output, each at its location; ``number`` is its position in the
+    graph's topological order, and ``label`` names it with the linear
+    operators fused into it; ``watched`` is the location whose frontier is
+    its input frontier (its input's, or one every input leads to);
+    ``in_cycle`` says whether its output leads back to its inputs.
     """
-    try:
-        return list(logic(version, updates))
-    except DataflowError:
-        raise
-    except Exception as error:
-        culprit = ""
-        for update in updates:  # a linear logic works update by update: find the one it fails on
-            try:
-                list(logic(version, [update]))
-            except Exception:  # any exception marks the culprit
-                culprit = f" on the record {update[0]!r}"
-                break
-        label = owner.label
-        failure = FunctionError(
-            f"{label} failed at version {version}{culprit}: your function raised {type(error).__name__}: {error}"
-        )
-        failure.operator = label
-        raise failure from error
 
-
-def followed_by(first: Logic, then: Logic) -> Logic:
-    """The logic applying ``first``, then ``then`` to what it produced."""
-
-    def logic(version: Version, updates: list[Update]) -> Iterable[tuple[Version, list[Update]]]:
-        for middle_version, middle in first(version, updates):
-            yield from then(middle_version, middle)
-
-    return logic
+    inputs: tuple[DifferenceStreamReader, ...]
+    output: DifferenceStreamWriter
+    name: str
+    number: int
+    label: str
+    progress: ProgressTracker
+    watched: int
+    in_cycle: bool
 
 
 class StreamMethods:
@@ -118,16 +101,16 @@ class StreamMethods:
     """
 
     builder: Any
-    writer: DifferenceStreamWriter
+    writer: Source
     scope: Any
     arrangement: Any = None
     """The shared ``Arrangement`` of the stream's contents, for a stream ``arrange()`` made; else None."""
 
     def add_operator(
-        self, make: Callable[[list[DifferenceStreamReader], DifferenceStreamWriter], Operator], name: str,
-        others: Iterable[StreamMethods] = (), scope: Any = None, output: DifferenceStreamWriter | None = None,
+        self, operator: type[Operator], name: str, others: Iterable[StreamMethods] = (), scope: Any = None,
+        output: Source | None = None, arguments: tuple = (), general: General | None = None,
     ) -> Any:
-        """Wire ``make(readers, writer)`` reading this stream and ``others``; its output stream."""
+        """Record an operator ``operator(place, *arguments)`` reading this stream and ``others``; its output stream."""
         raise NotImplementedError
 
 
@@ -152,8 +135,8 @@ class Operator:
     versions, or later, of the data that caused it), or ``extend``,
     ``truncate`` and ``increment`` for a loop's operators.
 
-    An operator is made while the program is built; ``GraphBuilder.finalize``
-    numbers the operators it keeps and ``start``s them in the compiled graph.
+    An operator is made once, when the graph is compiled, in its ``Place``:
+    everything it reads of the graph is fixed from then on.
 
     Failures: anything raised while handling a message or finishing versions,
     from the engine or from a function the user gave, reaches the caller as
@@ -178,32 +161,27 @@ class Operator:
     """Whether it acts on every move of its input frontier, not only while it keeps data back (``pending``):
     operators whose indexes compact as versions finish."""
 
-    def __init__(self, inputs: list[DifferenceStreamReader], output: DifferenceStreamWriter) -> None:
-        self.inputs = inputs
-        self.output = output
-        self.name = type(self).__name__.lower()
-        """What the user called to make this operator (``count``, ``join``, ...), set by the builder."""
-        self.number = 0
-        """Its position in the compiled graph's topological order, set by ``finalize``."""
+    def __init__(self, place: Place) -> None:
+        self.inputs = place.inputs
+        self.output = place.output
+        self.name = place.name
+        """What the user called to make this operator (``count``, ``join``, ...)."""
+        self.number = place.number
+        """Its position in the compiled graph's topological order."""
+        self.label = place.label
+        """How messages and diagrams name this operator: its name and number, with the linear operators fused
+        in front of it and after it, in the order data meets them (``map + count + map #0``)."""
+        self.progress = place.progress
+        """The graph's progress tracker."""
+        self.watched = place.watched
+        """The location whose frontier is its input frontier."""
+        self.in_cycle = place.in_cycle
+        """Whether a path leads from its output back to its inputs (it is inside a loop): then what it keeps
+        back holds back its own input, and is counted before it reads its frontier."""
         self.pending: Pending | None = None
         """What it keeps back until versions finish, if anything (set by operators that do)."""
         # The graph is not running yet: every input is where its edges start.
-        self.input_frontier = inputs[0].scope.initial_frontier
-        self.progress: ProgressTracker | None = None
-        """The graph's progress tracker, from ``start`` on."""
-        self.watched = -1
-        """The location whose frontier is its input frontier, from ``start`` on."""
-        self.in_cycle = False
-        """Whether a path leads from its output back to its inputs (it is inside a loop), from ``start`` on:
-        then what it keeps back holds back its own input, and is counted before it reads its frontier."""
-
-    def start(self, progress: ProgressTracker, watched: int, in_cycle: bool) -> None:
-        """Take its place in the compiled graph (``GraphBuilder.finalize``, once): ``progress`` is the graph's
-        tracker, ``watched`` the location whose frontier is its input frontier (its input's, or one every
-        input leads to), ``in_cycle`` whether its output leads back to its inputs."""
-        self.progress = progress
-        self.watched = watched
-        self.in_cycle = in_cycle
+        self.input_frontier = place.inputs[0].scope.initial_frontier
 
     def run(self, budget: int | None = None) -> int:
         """Handle queued messages, at most ``budget`` of them (all, if None), then act on the frontier; return
@@ -256,14 +234,6 @@ class Operator:
             # arrives and finishes in one turn is never counted at all.
             self.progress.apply(self.output.location, pending.capabilities)
         return handled
-
-    @property
-    def label(self) -> str:
-        """How messages and diagrams name this operator: its name and number, with the linear operators fused
-        in front of it and after it, in the order data meets them."""
-        before = "".join(f"{name} + " for reader in self.inputs for name in reader.fused)
-        after = "".join(f" + {name}" for name in self.output.fused)
-        return f"{before}{self.name}{after} #{self.number}"
 
     def _fail(self, error: Exception, where: str) -> None:
         """Raise ``error`` as a failure of this operator: a ``FunctionError`` if it came from a user's function.

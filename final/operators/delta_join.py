@@ -11,17 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..collection import Collection
 from ..errors import GraphError
 from ..order import Antichain, Version
 from ..trace import Index
-from .base import Operator, StreamMethods, checked_stream
-
-if TYPE_CHECKING:
-    from ..edges import DifferenceStreamWriter
-
+from .base import Operator, Place, StreamMethods, checked_stream
 
 Constraint = tuple[int, Callable[[Any], Any], int, Callable[[Any], Any]]
 """``(i, key_i, j, key_j)``: records of inputs ``i`` and ``j`` match when ``key_i(r_i) == key_j(r_j)``."""
@@ -63,9 +59,10 @@ class DeltaJoin(Operator):
 
     always_waits = True  # its arrangements compact as versions finish
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, constraints: list[Constraint]) -> None:
-        super().__init__(inputs, output)
-        self._plans = [_plan(start, len(inputs), constraints) for start in range(len(inputs))]
+    def __init__(self, place: Place, plans: list[list[_Step]]) -> None:
+        """A delta join running ``plans``, one per input (``_plan``: made when the join is recorded)."""
+        super().__init__(place)
+        self._plans = plans
         self._arrangements: dict[tuple[int, Callable], Index] = {
             (step.target, step.target_key): Index() for plan in self._plans for step in plan
         }
@@ -158,7 +155,8 @@ class DeltaJoinMethods(StreamMethods):
         """
         streams = [checked_stream(stream, "join_many") for stream in others]
         constraints = _checked_constraints(constraints, len(streams) + 1)
-        return self.add_operator(lambda inputs, output: DeltaJoin(inputs, output, constraints), "join_many", streams)
+        plans = [_plan(start, len(streams) + 1, constraints) for start in range(len(streams) + 1)]
+        return self.add_operator(DeltaJoin, "join_many", streams, arguments=(plans,))
 
 
 def _checked_constraints(constraints: Any, inputs: int) -> list[Constraint]:

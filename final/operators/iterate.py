@@ -14,16 +14,13 @@ Multidimensional versions" and the liveness section of "v5/vFinal".
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..collection import MAX_ITERATIONS, Collection
 from ..errors import GraphError, IterationError
 from ..order import Antichain, Version
-from .base import Operator, Pending, StreamMethods, checked_function
+from .base import Operator, Pending, Place, StreamMethods, checked_function
 from .reduce import Consolidate
-
-if TYPE_CHECKING:
-    from ..edges import DifferenceStreamWriter
 
 
 class Ingress(Operator):
@@ -94,8 +91,8 @@ class Feedback(Consolidate):
 
     summary = "increment"
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, max_iterations: int) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place, max_iterations: int) -> None:
+        super().__init__(place)
         self.pending = Pending(self, list, capability=Version.increment)
         self._max_iterations = max_iterations
 
@@ -142,8 +139,7 @@ class IterateMethods(StreamMethods):
         if not isinstance(result, StreamMethods):
             raise GraphError(f"the body of iterate must return a stream, not {type(result).__name__}: {result!r}")
         result = result.enter(scope)
-        result.add_operator(lambda inputs, output: Feedback(inputs, output, max_iterations), "feedback",
-                            output=feedback.writer)
+        result.add_operator(Feedback, "feedback", output=feedback.writer, arguments=(max_iterations,))
         egress = result.add_operator(Egress, "egress", scope=self.scope)
         scope.closed = True
         return egress

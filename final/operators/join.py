@@ -25,15 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..collection import Collection
 from ..order import Antichain, Version
 from ..trace import Arrangement, Index
-from .base import Operator, Pending, StreamMethods, checked_stream
-
-if TYPE_CHECKING:
-    from ..edges import DifferenceStreamWriter
+from .base import Operator, Pending, Place, StreamMethods, checked_stream
 
 
 class _OwnIndex:
@@ -108,10 +105,8 @@ class Join(Operator):
     always_waits = True  # its indexes compact as versions finish
     kind = "join"
 
-    def __init__(
-        self, inputs: list, output: DifferenceStreamWriter, arrangements: tuple[Arrangement | None, ...] = (None, None)
-    ) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place, arrangements: tuple[Arrangement | None, ...] = (None, None)) -> None:
+        super().__init__(place)
         self._sides = tuple(_SharedArrangement(a) if a is not None else _OwnIndex() for a in arrangements)
         # A side read through a shared arrangement was checked by the operator that arranged it.
         self.needs_pairs = any(arrangement is None for arrangement in arrangements)
@@ -157,8 +152,8 @@ class HalfJoin(Operator):
     needs_pairs = True
     kind = "half_join"
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement | None = None) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place, arrangement: Arrangement | None = None) -> None:
+        super().__init__(place)
         self._other = _SharedArrangement(arrangement) if arrangement is not None else _OwnIndex()
         self.pending = Pending(self, list)
 
@@ -199,8 +194,8 @@ class Arrange(Operator):
     needs_pairs = True
     kind = "arrange"
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, arrangement: Arrangement) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place, arrangement: Arrangement) -> None:
+        super().__init__(place)
         self.arrangement = arrangement
         # The arranging operator is a reader too: always at the end, so it holds no batch back,
         # and its input frontier bounds compaction while the arrangement has no other reader.
@@ -233,7 +228,7 @@ class JoinMethods(StreamMethods):
         checked_stream(other, "join")
         inner = max((self.scope, other.scope), key=lambda scope: scope.depth)
         arrangements = (self._arrangement_in(inner), other._arrangement_in(inner))
-        return self.add_operator(lambda inputs, output: Join(inputs, output, arrangements), "join", [other])
+        return self.add_operator(Join, "join", [other], arguments=(arrangements,))
 
     def half_join(self, other: Any) -> Any:
         """Each difference here joined with ``other`` as it stands at that difference's version (003).
@@ -243,7 +238,7 @@ class JoinMethods(StreamMethods):
         checked_stream(other, "half_join")
         inner = max((self.scope, other.scope), key=lambda scope: scope.depth)
         arrangement = other._arrangement_in(inner)
-        return self.add_operator(lambda inputs, output: HalfJoin(inputs, output, arrangement), "half_join", [other])
+        return self.add_operator(HalfJoin, "half_join", [other], arguments=(arrangement,))
 
     def arrange(self) -> Any:
         """This stream, indexed once by key in a shared ``Arrangement`` that every join reading it uses.
@@ -252,7 +247,7 @@ class JoinMethods(StreamMethods):
         arranged ``links`` indexes ``links`` once, not three times.
         """
         arrangement = Arrangement()
-        stream = self.add_operator(lambda inputs, output: Arrange(inputs, output, arrangement), "arrange")
+        stream = self.add_operator(Arrange, "arrange", arguments=(arrangement,))
         return stream.with_arrangement(arrangement)
 
     def semijoin(self, keys: Any) -> Any:

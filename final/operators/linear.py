@@ -7,7 +7,7 @@ finish. Every one of them is a ``Logic`` (000, "All of the linear
 operators"): ``map``, ``filter``, ``flat_map`` and ``negate`` keep an update's
 version, ``explode`` multiplies multiplicities, ``join_function`` (and the
 temporal filter built on it) joins its version with others in the lattice.
-Finalizing the graph fuses them into the operators next to them
+Compiling the graph fuses them into the operators next to them
 (``final.fusion``). Source: document 000 ("Generalizing linear operators"),
 document 002, "v2".
 """
@@ -16,15 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..collection import Collection, Multiplicity, Record, Update
 from ..errors import RecordError
+from ..logic import Logic, apply_logic
 from ..order import Antichain, Version, as_version
-from .base import Logic, Operator, StreamMethods, apply_logic, checked_function, checked_stream
-
-if TYPE_CHECKING:
-    from ..edges import DifferenceStreamWriter
+from .base import Operator, Place, StreamMethods, checked_function, checked_stream
 
 
 class LinearUnaryOperator(Operator):
@@ -35,8 +33,8 @@ class LinearUnaryOperator(Operator):
     versions): its summary is the identity.
     """
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, logic: Logic) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place, logic: Logic) -> None:
+        super().__init__(place)
         self.logic = logic
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
@@ -56,8 +54,8 @@ class Debug(Operator):
 
     always_waits = True  # it reports every move of its frontier
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, name: str, sink: Callable[[str], None]) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place, name: str, sink: Callable[[str], None]) -> None:
+        super().__init__(place)
         self._debug_name = name
         self._sink = sink
 
@@ -75,7 +73,7 @@ class LinearMethods(StreamMethods):
     def linear(self, logic: Logic, name: str) -> Any:
         """A linear operator called ``name`` applying ``logic`` (the internal protocol: families build theirs
         with it)."""
-        return self.add_operator(lambda inputs, output: LinearUnaryOperator(inputs, output, logic), name)
+        return self.add_operator(LinearUnaryOperator, name, arguments=(logic,))
 
     def _per_collection(self, f: Callable[[Collection], Collection], name: str) -> Any:
         """A linear operator that keeps each difference at its version: ``f`` maps the collection."""
@@ -167,7 +165,7 @@ class LinearMethods(StreamMethods):
         """Pass the stream through unchanged, describing each difference and each move of its frontier to
         ``sink``."""
         checked_function(sink, "debug's sink")
-        return self.add_operator(lambda inputs, output: Debug(inputs, output, name, sink), f"debug {name}")
+        return self.add_operator(Debug, f"debug {name}", arguments=(name, sink))
 
 
 def _pairs(produced: Iterable, record: Any) -> Iterable[tuple[Any, Any]]:

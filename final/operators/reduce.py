@@ -9,7 +9,9 @@ running total per key (or a multiplicity per record) and touch only what a
 change touches, however large the group (004, "In-place aggregations");
 ``count_total`` and ``sum_total`` keep nothing but the totals, 004's
 NULL-aware three per key. Inside loops the general ``Reduce`` corrects keys
-at joins of versions (002, "v5/vFinal").
+at joins of versions (002, "v5/vFinal"). A reduction is recorded with both
+renderings, and which one runs is chosen when the graph is compiled
+(``final.strategies``).
 
 Every reduction runs only on keys whose values do not cancel out, so a
 group that empties produces no output. Source: document 002, "v1" (reduce
@@ -33,7 +35,7 @@ from decimal import (
     localcontext,
 )
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..collection import (
     Collection,
@@ -48,10 +50,7 @@ from ..collection import (
 from ..errors import RecordError
 from ..order import Antichain, Version
 from ..trace import Index, add_multiplicity
-from .base import Operator, Pending, StreamMethods, checked_function
-
-if TYPE_CHECKING:
-    from ..edges import DifferenceStreamWriter
+from .base import Operator, Pending, Place, StreamMethods, checked_function
 
 
 class Reduce(Operator):
@@ -85,12 +84,10 @@ class Reduce(Operator):
     needs_pairs = True
     kind = "reduce"
 
-    def __init__(
-        self, inputs: list, output: DifferenceStreamWriter, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]],
-    ) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]]) -> None:
+        super().__init__(place)
         self._f = f
-        self._totally_ordered = output.dimension == 1
+        self._totally_ordered = place.output.dimension == 1
         if self._totally_ordered:
             self.pending = Pending(self, list)
             self._groups: dict[Any, dict[Any, Multiplicity]] = {}
@@ -228,8 +225,8 @@ class InPlace(Operator):
     needs_pairs = True
     kind = "reduce"
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place) -> None:
+        super().__init__(place)
         self.pending = Pending(self, list)
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
@@ -251,8 +248,8 @@ class CountInPlace(InPlace):
     multiplicities, for every key whose values do not cancel out.
     """
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place) -> None:
+        super().__init__(place)
         self._groups: dict[Any, dict[Any, Multiplicity]] = {}
         self._totals: dict[Any, int] = {}
 
@@ -303,8 +300,8 @@ class SumInPlace(InPlace):
     and ``_others[key]`` how many of its values are not ints.
     """
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place) -> None:
+        super().__init__(place)
         self._groups: dict[Any, dict[Any, Multiplicity]] = {}
         self._totals: dict[Any, int] = {}
         self._others: dict[Any, int] = {}
@@ -362,10 +359,8 @@ class ThresholdInPlace(InPlace):
     Invariant: ``_records`` maps every record whose multiplicity is not zero to it.
     """
 
-    def __init__(
-        self, inputs: list, output: DifferenceStreamWriter, f: Callable[[int], int], needs_pairs: bool
-    ) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place, f: Callable[[int], int], needs_pairs: bool) -> None:
+        super().__init__(place)
         self._f = f
         self.needs_pairs = needs_pairs
         self._records: dict[Any, int] = {}
@@ -427,8 +422,8 @@ class Consolidate(Operator):
     Invariant: ``pending`` maps each unfinished version to what arrived at it.
     """
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place) -> None:
+        super().__init__(place)
         self.pending = Pending(self, list)
 
     def on_data(self, side: int, version: Version, collection: Collection) -> None:
@@ -449,9 +444,10 @@ class Consolidate(Operator):
 class ReduceMethods(StreamMethods):
     """The stream methods of reductions.
 
-    ``count``, ``sum``, ``distinct`` and ``threshold`` take the in-place path
-    wherever versions are totally ordered and the stream has no shared
-    arrangement; otherwise the general ``Reduce``.
+    ``count``, ``sum``, ``distinct`` and ``threshold`` record their in-place
+    operator with the general ``Reduce`` beside it; the strategy pass
+    (``final.strategies``) keeps the in-place one wherever versions are
+    totally ordered and the stream has no shared arrangement.
     """
 
     def reduce(self, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]]) -> Any:
@@ -465,18 +461,11 @@ class ReduceMethods(StreamMethods):
     def reduction(self, f: Callable[[Values], Iterable[tuple[Any, Multiplicity]]], name: str) -> Any:
         """A general ``Reduce`` of ``f`` called ``name`` (the internal protocol: for the families built on it)."""
         checked_function(f, name)
-        return self.add_operator(lambda inputs, output: Reduce(inputs, output, f), name)
-
-    def _in_place(self) -> bool:
-        """Whether a reduction of this stream can change its state in place: one coordinate, and no
-        shared arrangement that a general reduction would read."""
-        return self.writer.dimension == 1 and self.arrangement is None
+        return self.add_operator(Reduce, name, arguments=(f,))
 
     def count(self) -> Any:
         """``(key, number of values)``, counting multiplicities (``COUNT(*) GROUP BY key``)."""
-        if self._in_place():
-            return self.add_operator(CountInPlace, "count")
-        return self.reduction(count_values, "count")
+        return self.add_operator(CountInPlace, "count", general=lambda stream: stream.reduction(count_values, "count"))
 
     def sum(self) -> Any:
         """``(key, sum of value * multiplicity)`` (``SUM(value) GROUP BY key``).
@@ -484,16 +473,12 @@ class ReduceMethods(StreamMethods):
         Raises:
             RecordError: (while stepping) a value is not a number.
         """
-        if self._in_place():
-            return self.add_operator(SumInPlace, "sum")
-        return self.reduction(sum_values, "sum")
+        return self.add_operator(SumInPlace, "sum", general=lambda stream: stream.reduction(sum_values, "sum"))
 
     def distinct(self) -> Any:
         """Each ``(key, value)`` with positive multiplicity, once."""
-        if self._in_place():
-            return self.add_operator(
-                lambda inputs, output: ThresholdInPlace(inputs, output, _positive, True), "distinct")
-        return self.reduction(distinct_values, "distinct")
+        return self.add_operator(ThresholdInPlace, "distinct", arguments=(_positive, True),
+                                 general=lambda stream: stream.reduction(distinct_values, "distinct"))
 
     def threshold(self, f: Callable[[int], int]) -> Any:
         """Each record with multiplicity ``f(m)``, where ``m`` is its accumulated multiplicity (Rust DD's
@@ -503,8 +488,6 @@ class ReduceMethods(StreamMethods):
         Records whose multiplicity cancels to zero are not passed to ``f``.
         """
         checked_function(f, "threshold")
-        if self._in_place():
-            return self.add_operator(lambda inputs, output: ThresholdInPlace(inputs, output, f, False), "threshold")
 
         def apply(values: Values) -> Values:
             ((_, multiplicity),) = values
@@ -516,7 +499,10 @@ class ReduceMethods(StreamMethods):
                 )
             return [((), result)] if result else []
 
-        return self.map(lambda record: (record, ())).reduction(apply, "threshold").map(lambda pair: pair[0])
+        def general(stream: Any) -> Any:
+            return stream.map(lambda record: (record, ())).reduction(apply, "threshold").map(lambda pair: pair[0])
+
+        return self.add_operator(ThresholdInPlace, "threshold", arguments=(f, False), general=general)
 
     def distinct_keys(self) -> Any:
         """Each record once if its multiplicity is positive: ``distinct`` for records that are not pairs."""

@@ -16,22 +16,20 @@ Outside loops a key's values are kept sorted, and a version's changes to a
 key move only the values at the window's edges: inserting a value above the
 cut pushes one copy out at the bottom (``TopKInPlace``). Inside loops,
 where versions are partially ordered, the general ``reduce`` computes the
-window of each changed key (002, "v5/vFinal").
+window of each changed key (002, "v5/vFinal"); the strategy pass chooses
+which, when the graph is compiled (``final.strategies``).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..collection import Multiplicity, Update, Values
 from ..errors import GraphError, RecordError
-from .base import StreamMethods, checked_function
+from .base import Place, StreamMethods, checked_function
 from .reduce import InPlace
-
-if TYPE_CHECKING:
-    from ..edges import DifferenceStreamWriter
 
 
 def _itself(value: Any) -> Any:
@@ -75,9 +73,8 @@ class TopKInPlace(InPlace):
     ``O(offset + limit)`` values, in a key of ``n`` values.
     """
 
-    def __init__(self, inputs: list, output: DifferenceStreamWriter, limit: int | None, offset: int,
-                 order: Callable[[Any], Any]) -> None:
-        super().__init__(inputs, output)
+    def __init__(self, place: Place, limit: int | None, offset: int, order: Callable[[Any], Any]) -> None:
+        super().__init__(place)
         self.limit, self.offset, self.order = limit, offset, order
         self._orders: dict[Any, list[tuple[Any, Any]]] = {}
         self._counts: dict[Any, dict[Any, Multiplicity]] = {}
@@ -162,7 +159,6 @@ class TopKMethods(StreamMethods):
                 raise GraphError(f"top_k's {name} is a non-negative int, not {number!r}; e.g. top_k(10, offset=0)")
         order = _itself if order is None else order
         checked_function(order, "top_k order")
-        if self._in_place():
-            return self.add_operator(lambda inputs, output: TopKInPlace(inputs, output, limit, offset, order),
-                                     "top_k")
-        return self.reduction(lambda values: window(values, limit, offset, order), "top_k")
+        return self.add_operator(
+            TopKInPlace, "top_k", arguments=(limit, offset, order),
+            general=lambda stream: stream.reduction(lambda values: window(values, limit, offset, order), "top_k"))

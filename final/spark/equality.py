@@ -9,8 +9,12 @@ and -0.0 is 0.0, as Spark compares them.
 Two exceptions, both stated where they apply:
 
 - a DOUBLE computed by SUM or AVG depends on the order Spark adds in (it
-  adds in row order, ``final/`` exactly and rounds once), so in a query
-  that has one, a DOUBLE column is equal within ``TOLERANCE``
+  adds in row order, ``final/`` exactly and rounds once), and so does a
+  spread (``stddev``, ``variance`` and their ``_samp`` and ``_pop``
+  forms, of any numbers: Spark updates a running mean row by row, so
+  ``var_samp`` of the INTs 733, 926, ... ends in other bits than the exact
+  value rounded once); so in a query that has one, a DOUBLE column is equal
+  within ``TOLERANCE``
   (``tolerant_columns``), and the comparison counts the values that were
   equal only so (``Compared.tolerated``), for the report to say;
 - a query ending in ORDER BY ... LIMIT: Spark breaks ties at the window's
@@ -29,7 +33,11 @@ from decimal import Decimal
 from typing import Any
 
 TOLERANCE = 1e-9
-"""Relative tolerance for a DOUBLE column of a query with SUM or AVG: Spark adds doubles in an order of its own."""
+"""Relative tolerance for a DOUBLE column of a query with SUM, AVG or a spread: Spark adds in an order of its own."""
+
+ORDER_DEPENDENT = re.compile(r"\b(SUM|AVG|STDDEV|STDDEV_SAMP|STDDEV_POP|STD|VARIANCE|VAR_SAMP|VAR_POP)\s*\(",
+                             re.IGNORECASE)
+"""The aggregates whose DOUBLE value depends on the order Spark reads the rows in."""
 
 
 def value_key(value: Any) -> tuple:
@@ -56,9 +64,9 @@ def row_key(row: Sequence) -> tuple:
 
 
 def tolerant_columns(sql: str, types: Sequence[str] | None) -> tuple[int, ...]:
-    """The positions of the DOUBLE columns (``types`` as Spark names them) of a query whose ``sql`` uses SUM or
-    AVG: compared within ``TOLERANCE``."""
-    if not types or not re.search(r"\b(SUM|AVG)\s*\(", sql, re.IGNORECASE):
+    """The positions of the DOUBLE columns (``types`` as Spark names them) of a query whose ``sql`` uses SUM,
+    AVG or a spread (``ORDER_DEPENDENT``): compared within ``TOLERANCE``."""
+    if not types or not ORDER_DEPENDENT.search(sql):
         return ()
     return tuple(position for position, kind in enumerate(types) if kind == "double")
 

@@ -776,14 +776,21 @@ class Lag:
 def lag(logs: str | None, out: str, checkpoint: str | None = None, queries: Sequence[Query] | None = None,
         bound: str | None = None) -> list[Lag]:
     """The ``Lag`` of each data set a follow of the same arguments keeps (``data_sets``): read from its tables
-    and the checkpoint alone (no Spark), so it can be asked of a running follow."""
+    and the checkpoint alone (no Spark), so it can be asked of a running follow, or of one not started yet.
+
+    Raises:
+        FollowError: the checkpoint followed a data set with other queries or table columns (``check_record``).
+    """
     checkpoint = checkpoint or os.path.join(out, "_checkpoint")
     found = []
     for followed in data_sets(logs, queries, bound)[0]:
         dataset = followed.dataset
         newest = sources.newest_commits(followed.folder, dataset)
         folder = os.path.join(checkpoint, dataset)
-        bindings = binding(checkpoint, dataset) if os.path.exists(os.path.join(folder, "binding.jsonl")) else []
+        started = os.path.exists(os.path.join(folder, "binding.jsonl"))
+        if started:
+            check_record(checkpoint, followed, write=False)
+        bindings = binding(checkpoint, dataset) if started else []
         found.append(Lag(dataset, sum(number + 1 for number in newest.values()), len(bindings),
                          applied_version(checkpoint, dataset), bindings[-1].last if bindings else -1))
     return found

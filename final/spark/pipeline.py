@@ -97,8 +97,8 @@ class QueryRun:
     differences: list[Difference] = field(default_factory=list)
     partitioned: list[Partitioned] = field(default_factory=list)
     tolerated: int = 0
-    """Rows equal to Spark SQL's only within ``equality.TOLERANCE`` (a DOUBLE SUM or AVG, whose last bits
-    depend on the order Spark adds in), over all versions."""
+    """Rows equal to Spark SQL's only within ``equality.TOLERANCE`` (a DOUBLE SUM, AVG or spread, whose
+    last bits depend on the order Spark adds in), over all versions."""
     stopped: str | None = None
     """Where Spark SQL and ``final/`` both raised for the data (a division by zero, an overflow): the version,
     Spark's error and ``final/``'s, naming the row. The query is checked no further."""
@@ -568,7 +568,7 @@ def summary_line(run: QueryRun) -> str:
         f"Spark SQL from scratch {run.scratch_median * 1e3:.0f} ms ({run.speedup:.0f}x)"
     )
     if run.tolerated:
-        line += f"; {run.tolerated} rows equal only within {TOLERANCE:g} (DOUBLE SUM or AVG)"
+        line += f"; {run.tolerated} rows equal only within {TOLERANCE:g} (DOUBLE SUM, AVG or spread)"
     if run.stopped:
         line += f"; stopped at {run.stopped}"
     if run.partitioned:

@@ -138,8 +138,8 @@ def markdown(run: Run, files: dict[str, str]) -> str:
         )
     tolerated = [query for query in run.queries if query.tolerated]
     if tolerated:
-        lines += ["", f"Equal only within {TOLERANCE:g} (a DOUBLE SUM or AVG, whose last bits depend on the order "
-                      f"Spark adds in; `final/` adds exactly and rounds once): "
+        lines += ["", f"Equal only within {TOLERANCE:g} (a DOUBLE SUM, AVG or spread, whose last bits depend on "
+                      f"the order Spark adds in; `final/` adds exactly and rounds once): "
                   + ", ".join(f"{query.query} {query.tolerated} rows" for query in tolerated) + "."]
     lines += ["", f"![time per version]({files['latency.png']})", ""]
     partitioned = [query for query in run.queries if query.partitioned]

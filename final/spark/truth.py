@@ -39,15 +39,18 @@ class FixedPointError(RuntimeError):
 
 @dataclass(frozen=True)
 class Truth:
-    """Spark SQL's answer to a query: its rows in the order Spark gave them, and its columns' types.
+    """Spark SQL's answer to a query: its rows in the order Spark gave them, and its columns' types and names.
 
     Invariant: every NaN in ``rows`` is ``sqlfloat.NAN``, Spark SQL's one NaN,
     as ``final/``'s rows hold it; ``types`` are Spark's names for the result's
-    column types (``decimal(8,2)``, ``bigint``), one per column.
+    column types (``decimal(8,2)``, ``bigint``), one per column, and ``names``
+    the columns' names in Spark's schema (``count(1)`` for an unnamed
+    ``COUNT(*)``).
     """
 
     rows: tuple[tuple, ...]
     types: tuple[str, ...]
+    names: tuple[str, ...] = ()
 
     @property
     def counts(self) -> Counter:
@@ -98,7 +101,7 @@ def over(spark: SparkSession, query: Query | str, tables: Mapping[str, DataFrame
     else:
         result = _fixed_point(spark, query) if query.fixed_point else spark.sql(query.sql)
     types = tuple(field.dataType.simpleString() for field in result.schema)
-    return Truth(tuple(sql_row(tuple(row)) for row in result.collect()), types)
+    return Truth(tuple(sql_row(tuple(row)) for row in result.collect()), types, tuple(result.schema.names))
 
 
 def _recursive_union(spark: SparkSession, query: Query) -> DataFrame:

@@ -25,6 +25,7 @@ from .queries import FuzzCase
 
 DIFFERENCE_KINDS = {
     "types": "the result's types differ from Spark's",
+    "names": "the result's column names differ from Spark's (an item without AS named otherwise)",
     "rows": "the rows differ",
     "spark-error": "Spark raises for the data and final/ does not",
     "final-error": "final/ raises for the data and Spark does not",
@@ -36,7 +37,8 @@ DIFFERENCE_KINDS = {
 REFUSALS = {
     "compiler": "compile_sql refuses the query (SqlError): the generator left the subset, or the compiler lacks it",
     "spark": "Spark refuses the query (AnalysisException): the generator made a query that is not valid",
-    "spark-internal": "Spark fails inside with a Java exception of its own (a bug of Spark's): no answer to compare",
+    "spark-internal": "Spark fails inside with a Java exception of its own or its INTERNAL_ERROR (a bug of Spark's): "
+                      "no answer to compare",
     "oracles": "Spark and SQLite disagree on a recursive query: the transpiled query means something else",
     "fuzzer": "the fuzzer failed on the case (a bug here, not in the compiler)",
 }
@@ -154,6 +156,8 @@ class Checker:
             return "final-error", f"final/ raises {mine.error}; Spark answers {len(reference.rows)} rows"
         if reference.types is not None and tuple(mine.types or ()) != tuple(reference.types):
             return "types", f"types: Spark {list(reference.types)}, final/ {list(mine.types or ())}"
+        if reference.names is not None and tuple(mine.names or ()) != tuple(reference.names):
+            return "names", f"column names: Spark {list(reference.names)}, final/ {list(mine.names or ())}"
         differing = same_rows(reference.rows, snapshot, tolerant_columns(case.text, reference.types), rank)
         if differing:
             return "rows", describe(differing)

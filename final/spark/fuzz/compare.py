@@ -2,10 +2,10 @@
 
 Two answers are the same when they hold the same rows the same number of
 times, each value exactly as Spark SQL types it (``equality.value_key``);
-a DOUBLE computed by SUM or AVG within ``equality.TOLERANCE``, and a
-top-k's ties at its cut as the pipeline compares them. ``describe`` and
-``as_source`` tell a difference as Python source, for reports and
-reproducers.
+a DOUBLE computed by SUM, AVG or a spread (``stddev``, ``variance``)
+within ``equality.TOLERANCE``, and a top-k's ties at its cut as the
+pipeline compares them. ``describe`` and ``as_source`` tell a difference
+as Python source, for reports and reproducers.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from ..equality import compare_rows
 
 @dataclass(frozen=True)
 class Answer:
-    """A query's answer at one version: its rows (a multiset, as a tuple) and types, or the error raised.
+    """A query's answer at one version: its rows (a multiset, as a tuple), types and column names, or the error
+    raised.
 
     ``error`` is Spark's error class (``DIVIDE_BY_ZERO``), or our error's
     message; ``refused`` says the engine refused the query itself (Spark's
@@ -34,6 +35,7 @@ class Answer:
     rows: tuple[tuple, ...] = ()
     types: tuple[str, ...] | None = None
     error: str | None = None
+    names: tuple[str, ...] | None = None
     refused: str | None = None
     crash: str | None = None
 

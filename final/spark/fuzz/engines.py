@@ -113,11 +113,11 @@ class SparkOracle:
             return Answer(refused=first_line(error))
         except Exception as error:  # an ANSI error for the data: DIVIDE_BY_ZERO, CAST_INVALID_INPUT, ...
             condition = getattr(error, "getCondition", lambda: None)()
-            inside = _java_failure(error) if condition is None else None
+            inside = _java_failure(error) if condition is None or condition.startswith("INTERNAL_ERROR") else None
             if inside is not None:  # no error of SQL's: a bug inside Spark, which gives no answer to compare with
                 return Answer(refused=f"{SPARK_INTERNAL}: {inside}")
             return Answer(error=condition or first_line(error))
-        return Answer(truth.rows, truth.types)
+        return Answer(truth.rows, truth.types, names=truth.names)
 
 
 SPARK_INTERNAL = "Spark SQL failed inside"
@@ -125,10 +125,13 @@ SPARK_INTERNAL = "Spark SQL failed inside"
 
 
 def _java_failure(error: BaseException) -> str | None:
-    """The Java exception that ``error`` (a pyspark error without an error class) carries, if it is one that
-    is not SQL's: ``java.util.NoSuchElementException: key not found: k#14``."""
+    """The Java exception that ``error`` (a pyspark error without an error class, or of Spark's class
+    ``INTERNAL_ERROR``) carries, if it is one that is not SQL's: ``java.util.NoSuchElementException: key not
+    found: k#14``, or Spark's own word that it hit a bug of its own (``[INTERNAL_ERROR] The Spark SQL phase
+    analysis failed with an internal error``)."""
     for line in str(error).splitlines():
-        found = re.match(r"\s*:?\s*((?:java|scala)\.[\w.$]+(?:Exception|Error)\b.*)", line)
+        found = re.match(r"\s*:?\s*((?:java|scala)\.[\w.$]+(?:Exception|Error)\b.*|"
+                         r"org\.apache\.spark\.SparkException: \[INTERNAL_ERROR.*)", line)
         if found:
             return found.group(1)[:300]
     return None
@@ -188,7 +191,7 @@ class Ours:
         except Exception as error:
             return Answer(crash=f"{type(error).__name__}: {first_line(error)}"), {}
         rows = tuple(row for row, count in snapshot.items() for _ in range(max(count, 0)))
-        return Answer(rows, tuple(self.compiled.types)), snapshot
+        return Answer(rows, tuple(self.compiled.types), names=tuple(self.compiled.columns)), snapshot
 
 
 def first_line(error: BaseException) -> str:

@@ -6,7 +6,10 @@ random, well-typed queries through it and through a reference. Here
 GROUP BY, HAVING and DISTINCT, joins of every kind, set operations,
 subqueries in FROM, WITH, ``WITH RECURSIVE`` over a graph, subqueries in
 expressions (EXISTS, IN, their negations and scalar ones, correlated or
-not), dates and timestamps with their intervals and functions, window
+not), dates and timestamps with their intervals and functions, the
+function library (trimming to splitting strings, Java regular expressions,
+rounding, greatest and least, nullif and nvl; count_if, bool_and and
+bool_or, the spreads, any_value where it is deterministic), window
 functions (with QUALIFY, and the top rows per group), ORDER BY with LIMIT
 and OFFSET, and queries made to raise for the data. Expressions are made by type family
 (``TYPE_FAMILIES``), each carrying what the generator knows of it
@@ -64,9 +67,10 @@ class GeneratedExpr:
 
     ``bound`` bounds the magnitude of a numeric value; ``finite`` says a
     DOUBLE is never NaN or infinite; ``exact`` is False for a SUM or AVG of
-    doubles (and what passes one on), whose last bits depend on the order
-    Spark adds in: such a value is only ever output as it is, never compared,
-    grouped, joined on or computed with. (-0.0 and 0.0, which a MIN or MAX
+    doubles and for a spread (``SPREADS``) of any numbers (and what passes
+    one on), whose last bits depend on the order Spark adds in: such a
+    value is only ever output as it is, never compared, grouped, joined on
+    or computed with. (-0.0 and 0.0, which a MIN or MAX
     of doubles gives as Spark meets them first, only a CAST to STRING could
     tell apart, and the subset has no CAST from DOUBLE to STRING.) ``values``
     are a column's own values, for literals that meet them.
@@ -151,24 +155,67 @@ FIELD_FUNCTIONS = ("year", "quarter", "month", "day", "dayofmonth", "dayofweek",
 EXTRACT_FIELDS = ("YEAR", "QUARTER", "MONTH", "DAY", "WEEK", "DOW", "DOW_ISO", "DOY", "HOUR", "MINUTE")
 """The units of ``trunc`` and ``date_trunc`` and the INT fields of a DATE or TIMESTAMP the generator reads."""
 
+TRIM_CHARACTERS = ("a", " ", "ab", "x", " a", "😀", "é ", "")
+"""What ``trim(... FROM s)`` takes off either end: one character or several, spaces, one outside the BMP, none."""
+FRAGMENTS = ("a", "b", " ", "ab", "é", "😀", "%", "")
+"""What ``replace``, ``instr`` and ``locate`` look for and ``split_part`` splits at (beside the text's own values):
+letters, a space, characters beyond ASCII and the BMP, and the empty string, which Spark finds at 1 and never
+replaces or splits at."""
+INSERTS = ("", "-", "é", "😀", "xy")
+"""What ``replace`` puts in place of what it finds."""
+FILLS = (" ", "0", "xy", "é", "😀", "")
+"""What ``lpad`` and ``rpad`` pad with: none (the text cut to the size, never padded) and more than one character."""
+PAD_SIZE = 12
+"""The largest size a padded text is given: past the strings' lengths (``STRINGS``), and short enough that a
+``length`` of it keeps the bound the generator gives it."""
+PART_INDEXES = (-3, -2, -1, 1, 2, 3)
+"""``split_part``'s index outside the error queries: never 0, which Spark refuses for the data
+(``INVALID_INDEX_OF_ZERO``); past either end is ``''``."""
+
+REGEX_PATTERNS = (
+    ("a", 0), ("^a", 0), ("b$", 0), ("[ab]+", 0), ("[^a-z ]", 0), ("\\d+", 0), ("\\s", 0), ("\\w+", 0),
+    ("(a)(b)?", 2), ("([a-z]+)(\\d*)", 2), ("(?i)A+", 0), ("a|b", 0), ("(a|é)", 1), ("^(.)(.*)$", 2),
+    ("(\\w)\\1", 1), (".", 0), ("[😀日]", 0), ("\\.|%", 0), ("a{1,2}", 0), ("(?<v>[ab])", 1), ("(?s)a.", 0),
+    ("^\\s*(\\S+)\\s*$", 1), ("(?:ab)+", 0), ("[0-9]", 0), ("^$", 0),
+)
+"""Java patterns the compiler reads (``sql.regex``), each with its number of groups: character classes and
+their escapes, groups (named, non-capturing, back references), anchors, alternation, quantifiers and a flag.
+None matches the empty string but at an anchor."""
+EMPTY_MATCHES = (("x*", 0), ("a*?", 0), ("(b?)", 1), ("", 0))
+"""Patterns that match the empty string between any two characters. ``regexp_replace`` is given one only over a
+text known to hold no character outside the BMP: after an empty match before such a character Java searches on
+from the middle of its UTF-16 pair, and Spark writes each half as '?', where the compiler keeps the character
+whole (the known limitation pinned in tests/test_sql_functions.py)."""
+REPLACEMENTS = (("", "-", "$0", "[$0]", "é", "\\$", "😀"), ("$1", "<$1>", "$1$0"), ("$2$1", "$1-$2"))
+"""``regexp_replace``'s replacements by the groups they name (``REPLACEMENTS[n]`` names group n at most): groups
+by number, a quoted ``$``, characters beyond ASCII; Spark fails on one naming a group the pattern lacks, which
+only the error queries do."""
+SPREADS = ("stddev", "stddev_samp", "stddev_pop", "std", "variance", "var_samp", "var_pop")
+"""The aggregates of a spread: Spark updates a running mean in row order (``final/`` keeps exact sums), so
+their last bits depend on its partitioning, as a SUM of doubles does."""
+
 PRODUCTIONS = {
     "numeric": (("column", 5), ("literal", 1.5), ("aggregate", 4), ("arithmetic", 3), ("divide", 1),
                 ("modulo", 0.7), ("negate", 0.4), ("case", 1), ("simple_case", 0.5), ("coalesce", 0.8),
                 ("cast", 1.2), ("length", 0.4), ("date_field", 0.8), ("datediff", 0.4), ("scalar_subquery", 0.8),
-                ("window", 2.5)),
+                ("window", 2.8), ("round", 0.8), ("floor", 0.6), ("extreme", 0.6), ("nullif", 0.4), ("nvl", 0.5),
+                ("position", 1), ("spread", 1.5)),
     "string": (("column", 5), ("literal", 1.5), ("aggregate", 2), ("lower", 0.6), ("upper", 0.6),
                ("substring", 1), ("concat", 1), ("case", 0.6), ("coalesce", 0.6), ("cast", 1.5),
-               ("scalar_subquery", 0.3), ("window", 0.5)),
+               ("scalar_subquery", 0.3), ("window", 0.5), ("trim", 1.5), ("replace", 0.6), ("pad", 1.2),
+               ("split_part", 0.5), ("regexp_extract", 0.6), ("regexp_replace", 1), ("extreme", 0.3),
+               ("nullif", 0.3), ("nvl", 0.3)),
     "date": (("column", 5), ("literal", 1.5), ("aggregate", 1.5), ("date_shift", 2), ("interval_shift", 1.5),
              ("last_day", 0.5), ("truncate", 0.6), ("case", 0.5), ("coalesce", 0.5), ("cast", 0.8),
-             ("scalar_subquery", 0.3), ("window", 0.4)),
+             ("scalar_subquery", 0.3), ("window", 0.4), ("extreme", 0.3), ("nullif", 0.2), ("nvl", 0.3)),
     "timestamp": (("column", 5), ("literal", 1.5), ("aggregate", 1), ("interval_shift", 2), ("truncate", 1),
-                  ("case", 0.4), ("coalesce", 0.4), ("cast", 1), ("window", 0.3)),
-    "boolean": (("column", 1), ("literal", 0.2), ("aggregate", 0.6), ("compare", 4), ("null_test", 1.2),
+                  ("case", 0.4), ("coalesce", 0.4), ("cast", 1), ("window", 0.3), ("extreme", 0.3), ("nullif", 0.2),
+                  ("nvl", 0.2)),
+    "boolean": (("column", 1), ("literal", 0.2), ("aggregate", 0.9), ("compare", 4), ("null_test", 1.2),
                 ("in_list", 1), ("between", 0.8), ("like", 1), ("and_or", 1.5), ("not", 0.6), ("case", 0.3),
-                ("cast", 0.3)),
+                ("cast", 0.3), ("rlike", 0.8)),
 }
-LEAVES = {"column", "literal", "aggregate", "compare", "null_test", "in_list", "between", "like"}
+LEAVES = {"column", "literal", "aggregate", "spread", "compare", "null_test", "in_list", "between", "like"}
 """The productions allowed at depth 0: a boolean's base predicates compare leaves."""
 
 
@@ -214,7 +261,12 @@ class QueryMaker:
             form = "single"
         if form in ("single", "join"):
             count = 1 if form == "single" else self.rng.choice((2, 2, 3))
-            return Made(self.ordered(*self.select([self.base() for _ in range(count)])))
+            # A quarter of the outermost SELECT lists name no item: Spark's names for them are compared too.
+            named = self.rng.random() >= 0.25
+            sql, outputs = self.select([self.base() for _ in range(count)], named=named)
+            if not named:  # ORDER BY them by position (a window or an aggregate is no key of its own there)
+                outputs = [replace(item, sql=str(position + 1)) for position, item in enumerate(outputs)]
+            return Made(self.ordered(sql, outputs))
         if form == "setop":
             return Made(self.ordered(*self.setop()))
         inner_sql, inner = self.inner_query()
@@ -284,10 +336,11 @@ class QueryMaker:
         return sql, outputs
 
     def select(self, sources: Sequence[Source], targets: Sequence[str] | None = None,
-               exact: bool = False) -> tuple[str, list[GeneratedExpr]]:
+               exact: bool = False, named: bool = True) -> tuple[str, list[GeneratedExpr]]:
         """``SELECT [DISTINCT] ... FROM ... [WHERE] [GROUP BY] [HAVING]``: a projection, a grouped
         aggregate or a global one, with output columns ``c0``, ``c1``, ...; ``targets`` fixes the
-        families of the outputs (a set operation's later arms)."""
+        families of the outputs (a set operation's later arms). Without ``named``, the items have no
+        alias (Spark names them: ``count(1)``, ``(r1.a + 1)``) and the outputs are the items."""
         from_sql, columns = self.from_clause(sources)
         qualified = ExprScope(tuple(columns))
         if len(sources) == 1 and self.rng.random() < 0.3:
@@ -330,13 +383,22 @@ class QueryMaker:
                     items.append(keys[position])
                 else:
                     items.append(self.expr(family, scope, self.rng.randint(0, 2), bare=not exact))
+            if mode != "plain" and targets is None and not exact and self.rng.random() < 0.2:
+                # A spread beside the groups' other aggregates, as a report gives a deviation with a mean.
+                spread = self._spread("double", scope, 0, bare=True)
+                items += [spread] if spread is not None else []
         qualify = ""
         if windows is not None and mode == "plain" and self.rng.random() < 0.25:
-            ranking = self._ranking(scope, total=True)
+            # Columns named with their source: a bare c0 of a subquery would also be the SELECT item c0's name,
+            # which Spark calls ambiguous in QUALIFY.
+            ranking = self._ranking(qualified, total=True)
             if ranking is not None:
                 qualify = f" QUALIFY {ranking} {self.rng.choice(('=', '<=', '<'))} {self.rng.randint(1, 3)}"
         distinct = "DISTINCT " if mode == "plain" and all(item.exact for item in items) \
             and self.rng.random() < 0.15 else ""
+        if not named:
+            listed = ", ".join(item.sql for item in items)
+            return f"SELECT {distinct}{listed} FROM {from_sql}{where}{group}{having}{qualify}", items
         listed = ", ".join(f"{item.sql} AS c{position}" for position, item in enumerate(items))
         outputs = [replace(item, sql=f"c{position}") for position, item in enumerate(items)]
         return f"SELECT {distinct}{listed} FROM {from_sql}{where}{group}{having}{qualify}", outputs
@@ -454,7 +516,7 @@ class QueryMaker:
             if not all(column.exact for column in rows.columns) and choice != "aggregate":
                 return None
             if choice == "aggregate":
-                value = self._aggregate(family, ExprScope((), rows.columns), depth, bare)
+                value = self._aggregated(family, ExprScope(rows.columns), depth, over=True)
                 if value is None or "DISTINCT" in value.sql:
                     return None
                 frame = rng.choice(("", "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
@@ -467,6 +529,10 @@ class QueryMaker:
                 over = self._over(rows, total=total, ordered=bool(frame) or rng.random() < 0.6, frame=frame)
                 return replace(value, sql=f"{value.sql} {over}", values=())
             argument = self.expr(family, rows, min(depth - 1, 1))
+            if ", true)" in argument.sql:
+                # sqlglot reads any_value(x, true) inside a window function as the window's own IGNORE NULLS,
+                # which the subset refuses.
+                return None
             if choice == "value":
                 function = rng.choice(("FIRST_VALUE", "LAST_VALUE"))
                 frame = rng.choice(("", "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
@@ -538,19 +604,12 @@ class QueryMaker:
 
     def _scalar_subquery(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
         """``(SELECT aggregate FROM ... WHERE ...)``, correlated by equalities or not (over no rows: NULL, or 0
-        for a COUNT); or, rarely, an uncorrelated column that may hold two rows, which fails the query."""
+        for a COUNT). One of a column, which may hold two rows, is an error query's (``two_rows``)."""
         outer = self._outer
         if outer is None:
             return None
         with self._correlating(None), self._windowing(None):
             inner = self._inner_source()
-            if self.rng.random() < 0.1:
-                column = self._column(family, ExprScope(inner.columns), 0, bare=False)
-                if column is None:
-                    return None
-                key = inner.columns[0]
-                where = f" WHERE {key.sql} = {self.literal(key.family, key.values, null=0.0).sql}"
-                return replace(column, sql=f"(SELECT {column.sql} FROM {inner.sql}{where})", values=())
             value = self._aggregate(family, ExprScope((), inner.columns), depth, bare)
             if value is None:
                 return None
@@ -613,25 +672,32 @@ class QueryMaker:
         return self.literal(family, near)
 
     def _aggregate(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
-        """COUNT(*), COUNT([DISTINCT] x), SUM, AVG, MIN or MAX of an expression over a grouped SELECT's FROM."""
+        """An aggregate (``_aggregated``) of an expression over a grouped SELECT's FROM, or now and then
+        ``any_value`` of its keys (``_any_value``)."""
         if scope.inner is None:
             return None
         with self._windowing(None):  # no window function inside an aggregate
+            if self.rng.random() < 0.05:
+                return self._any_value(family, scope, depth)
             return self._aggregated(family, ExprScope(scope.inner), depth)
 
-    def _aggregated(self, family: str, inner: ExprScope, depth: int) -> GeneratedExpr | None:
-        """``_aggregate``'s call, its argument an expression over ``inner`` (the FROM clause's columns)."""
+    def _aggregated(self, family: str, inner: ExprScope, depth: int, over: bool = False) -> GeneratedExpr | None:
+        """COUNT(*), COUNT([DISTINCT] x), count_if, SUM, AVG, MIN, MAX, bool_and or bool_or (in their
+        spellings), its argument an expression over ``inner`` (the FROM clause's columns); ``over`` a window,
+        only those the subset takes there (COUNT, SUM, AVG, MIN and MAX)."""
         rng = self.rng
         arguments = min(depth, 1)
         if family == "bigint":
-            choice = self._pick((("count_star", 2), ("count", 2), ("count_distinct", 1.5), ("sum", 1.5),
-                                 ("minmax", 1)))
+            choice = self._pick((("count_star", 2), ("count", 2), ("count_distinct", 1.5),
+                                 ("count_if", 0 if over else 1.2), ("sum", 1.5), ("minmax", 1)))
             if choice == "count_star":
                 return GeneratedExpr("COUNT(*)", "bigint", ROWS_BOUND)
             if choice in ("count", "count_distinct"):
                 argument = self.expr(self._family(inner), inner, arguments, bare=choice == "count")
                 distinct = "DISTINCT " if choice == "count_distinct" else ""
                 return GeneratedExpr(f"COUNT({distinct}{argument.sql})", "bigint", ROWS_BOUND)
+            if choice == "count_if":
+                return GeneratedExpr(f"count_if({self.predicate(inner, arguments).sql})", "bigint", ROWS_BOUND)
             if choice == "sum":
                 argument = self.expr(rng.choice(("int", "bigint")), inner, arguments)
                 return _bounded(GeneratedExpr(f"SUM({argument.sql})", "bigint", argument.bound * ROWS_BOUND))
@@ -646,9 +712,42 @@ class QueryMaker:
             argument = self.expr(source, inner, arguments, bare=True)
             bound = argument.bound * (ROWS_BOUND if function == "SUM" else 1)
             return _bounded(GeneratedExpr(f"{function}({argument.sql})", "double", bound, argument.finite, exact=False))
+        if family == "boolean" and not over and rng.random() < 0.6:
+            function = rng.choice(("bool_and", "bool_or", "every", "some", "any"))
+            return GeneratedExpr(f"{function}({self.predicate(inner, arguments).sql})", "boolean")
         argument = self.expr(family, inner, arguments, bare=True)
         function = rng.choice(("MIN", "MAX"))
         return replace(argument, sql=f"{function}({argument.sql})", values=())
+
+    def _spread(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """A spread (``SPREADS``) of a numeric column of a grouped SELECT's FROM: a DOUBLE, never exact (Spark's
+        running mean rounds in row order), so only an output as it is. Its argument is a column, not an
+        expression: values close together far from zero (``x + 2.5E6`` over x = 0.1 and 0.3) would lose to that
+        rounding more than the comparison's tolerance."""
+        if family != "double" or not bare or scope.inner is None:
+            return None
+        columns = [column for column in scope.inner if column.family in NUMERIC and column.exact]
+        if not columns:
+            return None
+        column = self.rng.choice(columns)
+        function = self.rng.choice(SPREADS)
+        bound = column.bound if function.startswith("std") else column.bound ** 2
+        return _bounded(GeneratedExpr(f"{function}({column.sql})", "double", bound, column.finite, exact=False))
+
+    def _any_value(self, family: str, scope: ExprScope, depth: int) -> GeneratedExpr | None:
+        """``any_value`` of a GROUP BY key or an expression of the key columns (a constant where there are none):
+        the one value every row of a group has, so Spark's choice of a row does not show. Of any other expression
+        it is the value of whichever row Spark reads first, which the subset refuses."""
+        rng = self.rng
+        keys = [key for key in scope.columns if key.family == family]
+        if keys and rng.random() < 0.6:
+            argument = rng.choice(keys)
+        else:
+            columns = ExprScope(tuple(key for key in scope.columns if key in (scope.inner or ())))
+            with self._correlating(None):
+                argument = self.expr(family, columns, min(depth, 1))
+        ignoring = ", true" if rng.random() < 0.2 else ""
+        return replace(argument, sql=f"any_value({argument.sql}{ignoring})", values=())
 
     def _arithmetic(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
         left, right = self.rng.choice(OPERANDS[family])
@@ -840,6 +939,166 @@ class QueryMaker:
             return GeneratedExpr(f"({parts[0]} || {parts[1]})", "string")
         return GeneratedExpr(f"concat({', '.join(parts)})", "string")
 
+    def _trim(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        """``trim``, ``ltrim`` or ``rtrim`` of spaces, or ``trim([BOTH|LEADING|TRAILING] [chars] FROM s)``."""
+        rng = self.rng
+        text = self.expr("string", scope, depth - 1)
+        form = rng.choice(("trim", "trim", "ltrim", "ltrim", "rtrim", "rtrim", "BOTH", "LEADING", "TRAILING", ""))
+        if form in ("trim", "ltrim", "rtrim"):
+            return GeneratedExpr(f"{form}({text.sql})", "string")
+        if form and rng.random() < 0.15:
+            return GeneratedExpr(f"trim({form} FROM {text.sql})", "string")
+        characters = literal(rng.choice(TRIM_CHARACTERS), "string") if rng.random() < 0.75 else \
+            self.expr("string", scope, depth - 1)
+        return GeneratedExpr(f"trim({form + ' ' if form else ''}{characters.sql} FROM {text.sql})", "string")
+
+    def _fragment(self, text: GeneratedExpr, scope: ExprScope, depth: int) -> GeneratedExpr:
+        """A string to look for in ``text``: one of ``FRAGMENTS`` or of its values, or another string."""
+        rng = self.rng
+        if rng.random() < 0.2:
+            return self.expr("string", scope, depth - 1)
+        found = [value for value in text.values if _literal_ok(value, "string")]
+        return literal(rng.choice(FRAGMENTS + tuple(found)), "string")
+
+    def _replace(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        """``replace(s, search[, replacement])``: every occurrence (removed without a replacement)."""
+        rng = self.rng
+        text = self.expr("string", scope, depth - 1)
+        search = self._fragment(text, scope, depth)
+        if rng.random() < 0.25:
+            return GeneratedExpr(f"replace({text.sql}, {search.sql})", "string")
+        inserted = literal(rng.choice(INSERTS), "string") if rng.random() < 0.8 else \
+            self.expr("string", scope, depth - 1)
+        return GeneratedExpr(f"replace({text.sql}, {search.sql}, {inserted.sql})", "string")
+
+    def _position(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """Where a string is in another: ``instr(s, sub)``, ``position(sub IN s)`` or ``locate(sub, s[,
+        start])``, the start a literal or any INT (below 1, or NULL, it finds nothing)."""
+        if family != "int":
+            return None
+        rng = self.rng
+        text = self.expr("string", scope, depth - 1)
+        part = self._fragment(text, scope, depth)
+        form = rng.choice(("instr", "position", "locate"))
+        if form == "instr":
+            sql = f"instr({text.sql}, {part.sql})"
+        elif form == "position":
+            sql = f"position({part.sql} IN {text.sql})"
+        elif rng.random() < 0.4:
+            sql = f"locate({part.sql}, {text.sql})"
+        else:
+            start = literal(rng.randint(-1, 5), "int") if rng.random() < 0.6 else self.expr("int", scope, depth - 1)
+            sql = f"locate({part.sql}, {text.sql}, {start.sql})"
+        return GeneratedExpr(sql, "int", 64)
+
+    def _pad(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        """``lpad`` or ``rpad`` of a string to a size (a literal, or an INT within ``PAD_SIZE``), with spaces or
+        ``FILLS`` or another string; a text longer than the size is cut to it."""
+        rng = self.rng
+        text = self.expr("string", scope, depth - 1)
+        size = self.expr("int", scope, depth - 1) if rng.random() < 0.3 else None
+        if size is None or size.bound > PAD_SIZE:
+            size = literal(rng.randint(-1, PAD_SIZE // 2), "int")
+        name = rng.choice(("lpad", "rpad"))
+        if rng.random() < 0.25:
+            return GeneratedExpr(f"{name}({text.sql}, {size.sql})", "string")
+        fill = literal(rng.choice(FILLS), "string") if rng.random() < 0.8 else self.expr("string", scope, depth - 1)
+        return GeneratedExpr(f"{name}({text.sql}, {size.sql}, {fill.sql})", "string")
+
+    def _split_part(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        """``split_part(s, delimiter, index)``, the index one of ``PART_INDEXES`` (never 0)."""
+        text = self.expr("string", scope, depth - 1)
+        delimiter = self._fragment(text, scope, depth)
+        return GeneratedExpr(f"split_part({text.sql}, {delimiter.sql}, {self.rng.choice(PART_INDEXES)})", "string")
+
+    def _regexp_extract(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        """``regexp_extract(s, pattern[, index])``: the index of a group the pattern has (the first by default,
+        so only when it has one); an unmatched group or no match at all is ``''``."""
+        rng = self.rng
+        text = self.expr("string", scope, depth - 1)
+        pattern, groups = rng.choice(REGEX_PATTERNS + EMPTY_MATCHES)
+        if groups and rng.random() < 0.3:
+            return GeneratedExpr(f"regexp_extract({text.sql}, {_regex_literal(pattern)})", "string")
+        index = rng.randint(0, groups)
+        return GeneratedExpr(f"regexp_extract({text.sql}, {_regex_literal(pattern)}, {index})", "string")
+
+    def _regexp_replace(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        """``regexp_replace(s, pattern, replacement)``, the replacement naming only groups the pattern has, or a
+        string column (the data holds no ``$`` or backslash, so it reads as itself). A pattern that matches the
+        empty string anywhere only over a text with no character outside the BMP (``EMPTY_MATCHES``)."""
+        rng = self.rng
+        text = self.expr("string", scope, depth - 1)
+        pattern, groups = rng.choice(REGEX_PATTERNS + (EMPTY_MATCHES if _within_bmp(text) else ()))
+        column = self._column("string", scope, 0, bare=False) if rng.random() < 0.15 else None
+        if column is not None:
+            replacement = column.sql
+        else:
+            named = min(groups, 2) if rng.random() < 0.7 else rng.randint(0, min(groups, 2))
+            replacement = _regex_literal(rng.choice(REPLACEMENTS[named]))
+        return GeneratedExpr(f"regexp_replace({text.sql}, {_regex_literal(pattern)}, {replacement})", "string")
+
+    def _rlike(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        """Whether a Java pattern matches somewhere in a string: ``RLIKE``, ``REGEXP``, ``regexp_like``, negated
+        or not."""
+        rng = self.rng
+        text = self.expr("string", scope, depth - 1)
+        pattern = _regex_literal(rng.choice(REGEX_PATTERNS + EMPTY_MATCHES)[0])
+        form = rng.choice(("RLIKE", "NOT RLIKE", "REGEXP", "regexp_like"))
+        if form == "regexp_like":
+            return GeneratedExpr(f"regexp_like({text.sql}, {pattern})", "boolean")
+        return GeneratedExpr(f"({text.sql} {form} {pattern})", "boolean")
+
+    def _round(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """``round(x[, d])`` (half up) or ``bround(x[, d])`` (half to even), ``d`` a literal (Spark wants a
+        constant) from -2 to 3: of x's family, a DECIMAL one digit wider for a carry; rounding to tens or
+        hundreds may leave an integer type, so the bound grows by as much."""
+        rng = self.rng
+        a = self.expr(family, scope, depth - 1)
+        scale = rng.choice((-2, -1, 0, 0, 1, 2, 3))
+        name = rng.choice(("round", "round", "bround"))
+        places = "" if scale == 0 and rng.random() < 0.5 else f", {scale}"
+        return _bounded(replace(a, sql=f"{name}({a.sql}{places})", bound=a.bound + 10.0 ** max(-scale, 0),
+                                values=()))
+
+    def _floor(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr | None:
+        """``floor``, ``ceil`` or ``ceiling``: a BIGINT of an integer or a finite DOUBLE (an infinity fails, in the
+        error queries; NaN is 0), a DECIMAL of scale 0 of a DECIMAL."""
+        if family not in ("bigint", "decimal"):
+            return None
+        rng = self.rng
+        source = family if family == "decimal" else rng.choice(("int", "bigint", "double", "double"))
+        a = self.expr(source, scope, depth - 1)
+        if not a.finite:
+            return None
+        name = rng.choice(("floor", "ceil", "ceiling"))
+        return _bounded(GeneratedExpr(f"{name}({a.sql})", family, a.bound + 1))
+
+    def _extreme(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        """``greatest`` or ``least`` of two or three values that widen to ``family`` (``OPERANDS``), NULLs
+        skipped, NaN above every number; sometimes one a literal near the first's values."""
+        rng = self.rng
+        families = list(rng.choice(OPERANDS[family])) if family in NUMERIC else [family, family]
+        families += [family] if rng.random() < 0.3 else []
+        parts = [self.expr(kind, scope, depth - 1) for kind in families]
+        if rng.random() < 0.3:
+            parts[-1] = self.literal(families[-1], parts[0].values)
+        name = rng.choice(("greatest", "least"))
+        return _merged(f"{name}({', '.join(part.sql for part in parts)})", family, parts)
+
+    def _nullif(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        """``nullif(a, b)``: NULL where a equals b, else a; b often a literal among a's values, so it does."""
+        rng = self.rng
+        a = self.expr(family, scope, depth - 1)
+        other = rng.choice(NUMERIC) if family in NUMERIC and rng.random() < 0.3 else family
+        b = self.literal(other, a.values, null=0.0) if rng.random() < 0.6 else self.expr(other, scope, depth - 1)
+        return replace(a, sql=f"nullif({a.sql}, {b.sql})", values=())
+
+    def _nvl(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
+        """``nvl(a, b)`` or ``ifnull(a, b)``: a COALESCE of two."""
+        parts = [self.expr(family, scope, depth - 1) for _ in range(2)]
+        name = self.rng.choice(("nvl", "ifnull"))
+        return _merged(f"{name}({parts[0].sql}, {parts[1].sql})", family, parts)
+
     def _compare(self, family: str, scope: ExprScope, depth: int, bare: bool) -> GeneratedExpr:
         rng = self.rng
         kind = self._family(scope, (*NUMERIC, "string", "string", "boolean", *TEMPORAL))
@@ -889,9 +1148,12 @@ class QueryMaker:
 
     def error_query(self) -> Made | None:
         """A query over one table whose output (or an aggregate's argument) may fail for the data: a zero
-        divisor, an integer overflow, a string or a NaN that does not cast. Spark evaluates it for every row
+        divisor, an integer overflow, a string or a NaN that does not cast, ``split_part``'s index 0, a group a
+        pattern lacks, the floor of an infinity. Spark evaluates it for every row
         the WHERE keeps, so it must raise exactly when ``final/`` does."""
         source = self.base()
+        if self.rng.random() < 0.08:
+            return Made(f"SELECT {self.two_rows(source)} AS c0 FROM {source.sql}")
         plain = ExprScope(source.columns)
         failing = self.failing(plain)
         if failing is None:
@@ -913,6 +1175,19 @@ class QueryMaker:
         listed = ", ".join(f"{item.sql} AS c{position}" for position, item in enumerate(items))
         return Made(f"SELECT {listed} FROM {source.sql}{where}{group}")
 
+    def two_rows(self, source: Source) -> str:
+        """``(SELECT x.c FROM t AS x WHERE x.k = v)`` over ``source``'s own table: an uncorrelated scalar subquery
+        that fails the query (``SCALAR_SUBQUERY_TOO_MANY_ROWS``) when two rows have the key. The outer query then
+        has rows too (the same table, no WHERE), so Spark runs the subquery: over rows its optimizer knows are none
+        (an empty table, a WHERE it folds to false) it drops the subquery unrun, where ``final/``'s join of it
+        still runs it."""
+        table = source.sql.split()[0]
+        alias = self._alias("x")
+        facts = self.facts[table]
+        column, key = self.rng.choice(facts), facts[0]
+        where = f" WHERE {alias}.{key.sql} = {self.literal(key.family, key.values, null=0.0).sql}"
+        return f"(SELECT {alias}.{column.sql} FROM {table} AS {alias}{where})"
+
     def failing(self, scope: ExprScope) -> GeneratedExpr | None:
         """An expression over ``scope`` that raises for some values its columns hold (or may come to hold)."""
         rng = self.rng
@@ -933,6 +1208,14 @@ class QueryMaker:
             options.append("double_cast")
         if any(column.family in ("decimal", "bigint") for column in columns):
             options.append("narrow")
+        strings = [column for column in columns if column.family == "string"]
+        ints = [column for column in columns if column.family == "int"]
+        if strings and ints:
+            options.append("part_zero")
+        if strings:
+            options.append("no_group")
+        if any(column.family == "double" and not column.finite for column in columns):
+            options.append("floor_infinity")
         if not options:
             return None
         option = rng.choice(options)
@@ -957,6 +1240,24 @@ class QueryMaker:
             a = rng.choice([column for column in columns if column.family == "string"])
             target = rng.choice(("INT", "BIGINT", "DOUBLE", "DECIMAL(6,2)", "BOOLEAN", "DATE", "TIMESTAMP"))
             return GeneratedExpr(f"CAST({a.sql} AS {target})", family_of(target))
+        if option == "part_zero":
+            # An index that is 0 for some row: the column itself if it holds 0, else less one of its values.
+            a, index = rng.choice(strings), rng.choice(ints)
+            shift = rng.choice([value for value in index.values if value] or [1])
+            position = index.sql if 0 in index.values or not index.values else \
+                f"({index.sql} - {_parenthesized(str(shift))})"
+            delimiter = literal(rng.choice(FRAGMENTS), "string")
+            return GeneratedExpr(f"split_part({a.sql}, {delimiter.sql}, {position})", "string")
+        if option == "no_group":
+            # A group the pattern lacks: Spark fails at the first row the pattern matches.
+            a = rng.choice(strings)
+            pattern, groups = rng.choice(REGEX_PATTERNS)
+            if rng.random() < 0.5:
+                return GeneratedExpr(f"regexp_extract({a.sql}, {_regex_literal(pattern)}, {groups + 1})", "string")
+            return GeneratedExpr(f"regexp_replace({a.sql}, {_regex_literal(pattern)}, '${groups + 1}')", "string")
+        if option == "floor_infinity":
+            a = rng.choice([column for column in columns if column.family == "double" and not column.finite])
+            return GeneratedExpr(f"{rng.choice(('floor', 'ceil'))}({a.sql})", "bigint")
         if option == "double_cast":
             a = rng.choice([column for column in columns if column.family == "double"])
             target = rng.choice(("INT", "BIGINT", "DECIMAL(4,1)"))
@@ -1101,6 +1402,17 @@ def _parenthesized(text: str) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
+def _regex_literal(text: str) -> str:
+    """A Java pattern or replacement as a SQL string literal: Spark reads ``\\\\`` in one as a backslash."""
+    return "'" + text.replace("\\", "\\\\") + "'"
+
+
+def _within_bmp(expr: GeneratedExpr) -> bool:
+    """Whether ``expr`` is a column or a literal known to hold only strings of characters within the BMP."""
+    return bool(expr.values) and all(isinstance(value, str) and all(ord(character) <= 0xFFFF for character in value)
+                                     for value in expr.values)
+
+
 def _bounded(expr: GeneratedExpr) -> GeneratedExpr | None:
     """``expr``, or None if its bound leaves what its family may reach."""
     return expr if expr.bound <= LIMITS.get(expr.family, math.inf) else None
@@ -1212,6 +1524,18 @@ CONSTRUCTS = {
     "aggregate OVER": r"\b(COUNT|SUM|AVG|MIN|MAX)\([^()]*(\([^()]*\))?[^()]*\) OVER", "ROWS frame": r"\bROWS BETWEEN",
     "RANGE frame": r"\bRANGE BETWEEN", "PARTITION BY": r"\bPARTITION BY\b", "QUALIFY": r"\bQUALIFY\b",
     "top rows per group": r"\.rn (=|<=|<) \d",
+    "trim": r"\btrim\((?!(BOTH|LEADING|TRAILING)?[^()]* FROM )", "ltrim": r"\bltrim\(", "rtrim": r"\brtrim\(",
+    "trim FROM": r"\btrim\((BOTH |LEADING |TRAILING )?'",
+    "trim BOTH|LEADING|TRAILING": r"\btrim\((BOTH|LEADING|TRAILING) ", "replace": r"\breplace\(", "instr": r"\binstr\(",
+    "position": r"\bposition\(", "locate": r"\blocate\(", "lpad": r"\blpad\(", "rpad": r"\brpad\(",
+    "split_part": r"\bsplit_part\(", "RLIKE": r" RLIKE ", "REGEXP": r" REGEXP ", "regexp_like": r"\bregexp_like\(",
+    "regexp_extract": r"\bregexp_extract\(", "regexp_replace": r"\bregexp_replace\(",
+    "regexp_replace $n": r"\bregexp_replace\(.*, '[^']*\$[1-9]", "round": r"\bround\(", "bround": r"\bbround\(",
+    "floor": r"\bfloor\(", "ceil": r"\bceil(ing)?\(", "greatest": r"\bgreatest\(", "least": r"\bleast\(",
+    "nullif": r"\bnullif\(", "nvl": r"\bnvl\(", "ifnull": r"\bifnull\(", "count_if": r"\bcount_if\(",
+    "bool_and": r"\b(bool_and|every)\(", "bool_or": r"\b(bool_or|some|any)\(", "stddev": r"\b(stddev|std)\(",
+    "stddev_samp": r"\bstddev_samp\(", "stddev_pop": r"\bstddev_pop\(", "variance": r"\bvariance\(",
+    "var_samp": r"\bvar_samp\(", "var_pop": r"\bvar_pop\(", "any_value": r"\bany_value\(",
 }
 """Each construct of the subset and a pattern that finds it in a generated query: ``coverage`` counts them."""
 

@@ -408,7 +408,7 @@ class Expressions:
                                f"and strings)")
         if source == NULL:
             return Literal(None, target)
-        return converted(inner, target)
+        return computed(converted(inner, target))
 
     def _typed_literal(self, node: exp.Cast) -> Scalar:
         """``DATE '...'`` or ``TIMESTAMP '...'`` (sqlglot parses both as a cast, where an explicit CAST is a
@@ -484,6 +484,15 @@ def converted(scalar: Scalar, target: SqlType) -> Scalar:
     if target == DOUBLE:
         return Call(f"cast as {target}", (scalar,), target, lambda v: sql_value(cast(v, source, target)))
     return Call(f"cast as {target}", (scalar,), target, lambda v: cast(v, source, target))
+
+
+def computed(scalar: Scalar) -> Scalar:
+    """``scalar`` as what a cast or a function gives back unchanged (``CAST(5 AS INT)``, ``floor(5000000000)``):
+    an integer literal so given is no longer one as written, so beside a DECIMAL Spark types it by its type, not
+    by its digits (its type coercion runs before constants are folded)."""
+    if isinstance(scalar, Literal) and not scalar.folded:
+        return Literal(scalar.value, scalar.type, folded=True)
+    return scalar
 
 
 def common_type(types: Sequence[SqlType], node: exp.Expression) -> SqlType:

@@ -37,7 +37,7 @@ from sqlglot import exp
 from .dates import Interval
 from .dialect import SPARK
 from .expressions import TYPED_LITERALS, literal
-from .functions import interval, is_interval
+from .functions import interval, is_interval, spelled
 from .scalar import Field, Scalar, Subquery
 from .types import DATE
 
@@ -96,6 +96,8 @@ class _Namer:
             return node.name
         if kind is exp.Star:
             return "1"
+        if kind is exp.Var:  # a keyword argument: EXTRACT's field
+            return node.name
         if kind is exp.Null:
             return "NULL"
         if kind is exp.Boolean:
@@ -293,37 +295,57 @@ class _Namer:
         start = node.meta.get("start")
         if start is None:
             opening = self._opening(node)
-            before = self.text[:opening].rstrip()
-            start = len(before)
-            while start > 0 and (before[start - 1].isalnum() or before[start - 1] == "_"):
-                start -= 1
-            return before[start:].lower()
+            return self._name_before(opening).lower() if opening is not None else spelled(node)
         return self.text[start:node.meta["end"] + 1].lower()
 
-    def _opening(self, node: exp.Expression) -> int:
-        """Where the call's opening parenthesis is in the text."""
+    def _name_before(self, opening: int) -> str:
+        """The word just before the parenthesis at ``opening``."""
+        before = self.text[:opening].rstrip()
+        start = len(before)
+        while start > 0 and (before[start - 1].isalnum() or before[start - 1] == "_"):
+            start -= 1
+        return before[start:]
+
+    def _opening(self, node: exp.Expression) -> int | None:
+        """Where the call's opening parenthesis is in the text; None where sqlglot placed neither the call nor
+        any of its arguments (``EXTRACT(DOW FROM CAST(NULL AS DATE))``: keywords all)."""
         start = node.meta.get("start")
         if start is not None:
             return self.text.index("(", node.meta["end"] + 1)
-        first = min(_start(part) for part in node.iter_expressions() if _start(part) is not None)
-        return self.text.rindex("(", 0, first)
+        starts = [_start(part) for part in node.iter_expressions() if _start(part) is not None]
+        # The nearest parenthesis before the first argument may open the argument itself (CAST(...), (x + 1)):
+        # the call's is the one whose call, read again, is this node.
+        position = min(starts) if starts else -1
+        while position > 0:
+            position = self.text.rfind("(", 0, position)
+            if position < 0:
+                break
+            try:
+                call = self._name_before(position) + self.text[position:_closing(self.text, position) + 1]
+                if sqlglot.parse_one(call, read=SPARK) == node:
+                    return position
+            except (ValueError, sqlglot.errors.SqlglotError):
+                continue
+        return None
 
     def _inside(self, node: exp.Expression) -> str:
         opening = self._opening(node)
-        return self.text[opening + 1:_closing(self.text, opening)]
+        return self.text[opening + 1:_closing(self.text, opening)] if opening is not None else ""
 
     def _arguments(self, node: exp.Expression, *separators: str) -> list[str]:
         """The call's arguments, in the order written, each named as the expression written there (a quoted
         one as its text, as Spark reads it)."""
         opening = self._opening(node)
+        if opening is None:  # not placed in the text: sqlglot's arguments, which it keeps in the order written
+            return [self.name(part) for part in node.iter_expressions()]
         pieces = _split(self.text, opening + 1, _closing(self.text, opening), separators)
         children = [child for child in node.walk() if child is not node and _start(child) is not None]
         names = []
         for begin, end in pieces:
             written = self.text[begin:end].strip()
-            if written.upper().startswith("DISTINCT "):
-                begin = self.text.upper().index("DISTINCT", begin) + len("DISTINCT")
-                written = self.text[begin:end].strip()
+            if written[:9].upper() == "DISTINCT ":
+                written = written[9:].strip()
+                begin = self.text.index(written, begin)
             # The node parsed from this argument, where sqlglot has not rewritten it (it wraps some arguments in
             # nodes of its own: date_sub's days are multiplied by -1), so that the binder's types reach it.
             parsed = sqlglot.parse_one(written, read=SPARK)
@@ -374,7 +396,6 @@ def _closing(text: str, opening: int) -> int:
 def _split(text: str, begin: int, end: int, separators: Sequence[str]) -> list[tuple[int, int]]:
     """The ranges of ``text[begin:end]`` between top-level ``separators`` (``,``, or `` FROM `` and `` FOR ``)."""
     pieces, depth, quote, start, position = [], 0, "", begin, begin
-    upper = text.upper()
     while position < end:
         char = text[position]
         if quote:
@@ -389,7 +410,8 @@ def _split(text: str, begin: int, end: int, separators: Sequence[str]) -> list[t
         elif char == ")":
             depth -= 1
         elif depth == 0:
-            found = next((s for s in separators if upper.startswith(s, position)), None)
+            # Compared a slice at a time: text.upper() may be longer than text ('ß' is 'SS').
+            found = next((s for s in separators if text[position:position + len(s)].upper() == s), None)
             if found is not None:
                 pieces.append((start, position))
                 start = position = position + len(found)

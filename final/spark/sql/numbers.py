@@ -93,6 +93,8 @@ def _number(binder: Expressions, node: exp.Expression, call: str) -> Scalar:
 
 def _rounded(binder: Expressions, name: str, value_node: exp.Expression, scale_node: exp.Expression | None,
              node: exp.Expression) -> Scalar:
+    from .expressions import computed  # expressions binds through this module: imported when first needed
+
     value = _number(binder, value_node, name)
     scale = 0 if scale_node is None else _scale(binder, scale_node, name, node)
     mode = ROUNDINGS[name]
@@ -101,7 +103,7 @@ def _rounded(binder: Expressions, name: str, value_node: exp.Expression, scale_n
         return Call(name, (value,), DOUBLE, lambda v: _round_double(v, scale, mode))
     if kind.integral:
         if scale >= 0:
-            return value  # an integer already has no places to round
+            return computed(value)  # an integer already has no places to round
         return Call(name, (value,), kind, lambda v: checked_integral(int(_round_decimal(Decimal(v), scale, mode)),
                                                                      kind))
     result = round_type(kind, scale)
@@ -152,16 +154,16 @@ def _floor(binder: Expressions, node: exp.Expression) -> Scalar:
     name, mode, whole = FLOORS[type(node)]
     if node.args.get("decimals") is not None:
         raise refuse(node, f"{name}() with a scale is not in the subset; {name}(x) and round(x, d) are")
-    from .expressions import converted  # expressions binds through this module: imported when first needed
+    from .expressions import computed, converted  # expressions binds through this module
 
     value = _number(binder, node.this, name)
     kind = value.type
     if kind.integral:
-        return converted(value, BIGINT)
+        return computed(converted(value, BIGINT))
     if kind == DOUBLE:
         return Call(name, (value,), BIGINT, lambda v: _whole_double(v, whole))
     if kind.scale == 0:
-        return value
+        return computed(value)
     result = SqlType("decimal", kind.precision - kind.scale + 1, 0)
     return Call(name, (value,), result, lambda v: checked_decimal(v.to_integral_value(rounding=mode), result))
 

@@ -139,6 +139,11 @@ def _scalars(rows: Plan, exprs: list[Scalar]) -> tuple[Plan, list[Scalar]]:
     return rows, replaced
 
 
+SCALAR_JOIN = "scalar subquery"
+"""The clause of the LEFT join a scalar subquery becomes: one row of the subquery's for each outer row, its value
+the right side's first column."""
+
+
 def _scalar_join(rows: Plan, subquery: Subquery) -> tuple[Plan, Ref]:
     inner, pulled = _unnested(subquery)
     pad = None
@@ -149,8 +154,8 @@ def _scalar_join(rows: Plan, subquery: Subquery) -> tuple[Plan, Ref]:
                                         "Spark requires; add MIN(...), MAX(...) or another aggregate")
         pad = _over_no_rows(inner, body, subquery)
     else:
-        inner = AtMostOne(inner, "scalar subquery")
-    joined = Join(rows, inner, "LEFT", conjunction(pulled), "scalar subquery", pad=pad)
+        inner = AtMostOne(inner, SCALAR_JOIN)
+    joined = Join(rows, inner, "LEFT", conjunction(pulled), SCALAR_JOIN, pad=pad)
     return joined, Ref(inner.fields[0])
 
 

@@ -7,11 +7,14 @@ each input of a join (and of a delta join) is narrowed by a ``map`` to the
 columns the plan reads before it is arranged, and a SELECT computes only the
 items something reads. Filters and maps below see whole rows, so a value
 that fails there is reported with its whole row. A column is read when an
-expression anywhere reads its id (or the id an alias gives it), when it is
-part of the query's result, or when a step needs whole rows below it:
-DISTINCT, set operations, loops, ORDER BY, top-k and window functions
-(whose ties are broken by the whole row), and a scalar subquery's count of
-rows.
+expression reads its id (or the id an alias gives it), when it is part of
+the query's result, or when a step needs whole rows below it: DISTINCT, set
+operations, loops, ORDER BY, top-k and window functions (whose ties are
+broken by the whole row). A SELECT item nothing reads reads nothing
+itself, and a scalar subquery whose value nothing reads is not joined at
+all: Spark's optimizer drops both, so a value that would fail there (a
+division by zero, an uncorrelated subquery of two rows) fails neither
+engine.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..logical import (
-    AtMostOne,
     Distinct,
     Join,
     MultiJoin,
@@ -32,35 +34,27 @@ from ..logical import (
     TopK,
     Window,
     nodes,
-    reads,
 )
-from ..scalar import Ref
+from ..scalar import Ref, Scalar, ids
+from .decorrelate import SCALAR_JOIN
 
-WHOLE_ROWS = (Distinct, SetOperation, Recursive, Sort, TopK, AtMostOne, Window)
+WHOLE_ROWS = (Distinct, SetOperation, Recursive, Sort, TopK, Window)
 """Steps whose inputs' every column matters (they compare, count or return whole rows)."""
 
 
 def apply(plan: Plan) -> Plan:
     """``plan`` with the columns nothing reads dropped as early as they can be."""
-    needed = reads(plan) | {f.id for f in plan.fields}
-    for node in nodes(plan):
-        if isinstance(node, WHOLE_ROWS):
-            needed |= {f.id for child in node.inputs() for f in child.fields}
-    aliases = [(new.id, old.id) for node in nodes(plan) if isinstance(node, Rename)
-               for new, old in zip(node.fields, node.child.fields, strict=True)]
-    grown = True
-    while grown:  # an alias is read if the column it names is, and the other way round
-        grown = False
-        for a, b in aliases:
-            if (a in needed) != (b in needed):
-                needed |= {a, b}
-                grown = True
+    needed = _needed(plan)
     done: dict[int, Plan] = {}
 
     def visit(node: Plan) -> Plan:
         if id(node) in done:
             return done[id(node)]
-        if isinstance(node, Rename):
+        if isinstance(node, Join) and node.clause == SCALAR_JOIN and node.right.fields[0].id not in needed:
+            # A scalar subquery's value (its first column) nothing reads: it joins one row to each outer row, so
+            # the outer rows are the same without it.
+            result = visit(node.left)
+        elif isinstance(node, Rename):
             child = visit(node.child)
             kept = {f.id for f in child.fields}
             fields = [new for new, old in zip(node.fields, node.child.fields, strict=True) if old.id in kept]
@@ -75,6 +69,35 @@ def apply(plan: Plan) -> Plan:
         return result
 
     return visit(plan)
+
+
+def _needed(plan: Plan) -> set[int]:
+    """The ids something reads: the result's columns, whole rows below the steps that need them, and what the
+    expressions read, but a SELECT's only through the items that are read, until nothing more is."""
+    needed = {f.id for f in plan.fields}
+    items: list[tuple[int, Scalar]] = []
+    for node in nodes(plan):
+        if isinstance(node, WHOLE_ROWS):
+            needed |= {f.id for child in node.inputs() for f in child.fields}
+        if isinstance(node, Project):
+            items += [(f.id, expr) for f, expr in zip(node.fields, node.exprs, strict=True)]
+        else:
+            held = node.expressions() + (list(node.null_aware) if isinstance(node, Join) and node.null_aware else [])
+            for scalar in held:
+                needed |= ids(scalar)
+    aliases = [(new.id, old.id) for node in nodes(plan) if isinstance(node, Rename)
+               for new, old in zip(node.fields, node.child.fields, strict=True)]
+    grown = True
+    while grown:
+        before = len(needed)
+        for made, expr in items:
+            if made in needed:
+                needed |= ids(expr)
+        for a, b in aliases:  # an alias is read if the column it names is, and the other way round
+            if (a in needed) != (b in needed):
+                needed |= {a, b}
+        grown = len(needed) > before
+    return needed
 
 
 def _pruned(node: Plan, needed: set[int], top: bool) -> Plan:
