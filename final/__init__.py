@@ -51,7 +51,9 @@ build them), and what the documents add beyond document 002:
   garbage collector paused while it works, ``final.collector``), names on
   inputs, outputs and operators, a read-only view of the graph's shape, and
   failures that break the graph loudly instead of leaving it wrong
-  (``final.errors``).
+  (``final.errors``); and ``add_multiplicity``, the multiset helper
+  (record -> multiplicity, a record at zero dropped) with which a program
+  sums an output's changes into a result.
 
 Everything v5 computes, final computes the same: it runs the whole shared suite.
 """
@@ -73,7 +75,7 @@ from .order import Antichain, Version
 from .progress import ProgressTracker
 from .sessions import ConnectedReader, FrontierMessage, InputSession, InputWriter, Output
 from .stream import ArrangedStream, DifferenceStreamBuilder
-from .trace import Arrangement, Index
+from .trace import Arrangement, Index, add_multiplicity
 
 __version__ = "0.3.0"
 """The package's version (``pyproject.toml`` reads it): CHANGELOG.md says what each one changed."""
@@ -105,4 +107,5 @@ __all__ = [
     "RecordError",
     "Version",
     "VersionError",
+    "add_multiplicity",
 ]

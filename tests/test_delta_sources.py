@@ -4,12 +4,16 @@ and ``sources`` reads commits whole, in order, checked.
 Each commit ``apply_changes`` makes is checked against its definition: the
 table after it is the table before it plus the commit's changes, as
 multisets, and the change data feed of that Delta version holds exactly
-those changes (a row updated in place as a preimage and a postimage).
+those changes (a row updated in place as a preimage and a postimage). A
+change log is checked by one check (``sources.History``) whichever reader
+takes it: ``run``'s (``read_log``, the whole log) refuses what ``follow``'s
+(``read_commit``, commit by commit) refuses, with the same message.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
@@ -19,7 +23,7 @@ import pyarrow.parquet
 import pytest
 
 from final.spark import delta, sources
-from final.spark.changelog import MULTIPLICITIES
+from final.spark.changelog import MULTIPLICITIES, ChangeLogError
 from final.spark.sources import MARKERS, Commit, CommitError
 
 EDGES = sources.table_schema("edges")
@@ -128,7 +132,8 @@ def test_types_are_taken_when_every_value_fits_and_refused_otherwise(tmp_path: P
     wide = pyarrow.table({"node": [7.0], "_change_type": ["insert"], "_commit_version": [2]})
     pyarrow.parquet.write_table(wide, folder / "roots" / "part-2.parquet")
     sources.write_marker(str(folder), {"roots": ["part-2.parquet"]})
-    with pytest.raises(CommitError, match=r"part-2.parquet: column node is DOUBLE, but table roots has it as BIGINT"):
+    with pytest.raises(ChangeLogError, match=r"part-2.parquet: column node is DOUBLE, but table roots has it as "
+                                             r"BIGINT"):
         sources.read_commit(str(folder), Commit(MARKERS, 2, 0))
 
 
@@ -144,5 +149,95 @@ def test_a_timestamp_with_nanoseconds_is_named(tmp_path: Path) -> None:
     pyarrow.parquet.write_table(pyarrow.table({**columns, "_change_type": ["insert"], "_commit_version": [0]}),
                                 folder / "trips" / "part-0.parquet")
     sources.write_marker(str(folder), {"trips": ["part-0.parquet"]})
-    with pytest.raises(CommitError, match=r"row 1 \(counted from 1\), column pickup_datetime: .* has nanoseconds"):
+    with pytest.raises(ChangeLogError, match=r"row 1 \(counted from 1\), column pickup_datetime: .* has nanoseconds"):
         sources.read_commit(str(folder), Commit(MARKERS, 0, 0))
+    with pytest.raises(ChangeLogError, match=r"part-0.parquet, row 1 \(counted from 1\), column pickup_datetime: "
+                                             r".* has nanoseconds"):
+        sources.read_log(sources.log_files(str(folder), "trips"), "trips")
+
+
+def roots_commit(folder: Path, number: int, rows: list[tuple]) -> None:
+    """A commit of ``rows`` ``(node, change type, version)`` to the log of ``roots`` under ``folder``."""
+    nodes, changes, versions = (list(column) for column in zip(*rows, strict=True))
+    name = f"part-{number}.parquet"
+    pyarrow.parquet.write_table(pyarrow.table({"node": pyarrow.array(nodes, pyarrow.int64()), "_change_type": changes,
+                                               "_commit_version": versions}), folder / "roots" / name)
+    sources.write_marker(str(folder), {"roots": [name]})
+
+
+def test_run_and_follow_read_a_log_through_one_check(tmp_path: Path) -> None:
+    """Commit 1 deletes a row commit 0 inserted, and re-inserts another in the same version: a follow reading
+    commit by commit (its histories kept) and ``run`` reading the whole log take both; a commit read on its own
+    cannot delete what came before it, and a delete of a row never inserted is refused by every reader alike."""
+    folder = tmp_path / "graph"
+    (folder / "roots").mkdir(parents=True)
+    roots_commit(folder, 0, [(1, "insert", 0), (2, "insert", 0)])
+    roots_commit(folder, 1, [(2, "delete", 1), (2, "insert", 1), (1, "delete", 1)])
+    histories: dict[str, sources.History] = {}
+    changes = [change for number in (0, 1) for change in
+               sources.read_commit(str(folder), Commit(MARKERS, number, 0), histories)]
+    assert changes == [(0, "roots", (1,), 1), (0, "roots", (2,), 1), (1, "roots", (2,), -1), (1, "roots", (2,), 1),
+                       (1, "roots", (1,), -1)]
+    assert histories["roots"].held == {(2,): 1}
+    log = sources.read_log(sources.log_files(str(folder), "roots"), "roots")
+    assert log.changes() == changes
+    assert log.arrow.column("_multiplicity").to_pylist() == [1, 1, -1, 1, -1]
+    part = folder / "roots" / "part-1.parquet"
+    # On its own, commit 1 holds none of commit 0's rows: its row 1 deletes the 2 its row 2 inserts (one version).
+    with pytest.raises(ChangeLogError, match=re.escape(f"{part}, row 3 (counted from 1): table roots has no row "
+                                                       f"(node = 1) to delete at version 1")):
+        sources.read_commit(str(folder), Commit(MARKERS, 1, 0))
+    roots_commit(folder, 2, [(3, "delete", 2)])
+    never = re.escape(f"{folder / 'roots' / 'part-2.parquet'}, row 1 (counted from 1): table roots has no row "
+                      f"(node = 3) to delete at version 2; a log may only delete rows the table holds")
+    with pytest.raises(ChangeLogError, match=never):
+        sources.read_commit(str(folder), Commit(MARKERS, 2, 0), histories)
+    with pytest.raises(ChangeLogError, match=never):
+        sources.read_log(sources.log_files(str(folder), "roots"), "roots")
+
+
+def trips_changes(rows: list[tuple[int, float, str, int]]) -> pyarrow.Table:
+    """Changes ``(trip_id, trip_distance, change type, version)`` of trips, the other columns alike."""
+    schema = sources.table_schema("trips")
+    ids, distances, changes, versions = (list(column) for column in zip(*rows, strict=True))
+    pickup = dt.datetime(2018, 1, 1, tzinfo=dt.UTC)
+    same = {"passenger_count": 1, "fare_amount": Decimal("1.00"), "pickup_datetime": pickup,
+            "dropoff_datetime": pickup + dt.timedelta(minutes=9)}
+    columns = {"trip_id": ids, "trip_distance": distances, **{name: [value] * len(ids) for name, value in same.items()}}
+    return pyarrow.table({**{name: pyarrow.array(columns[name], schema.field(name).type) for name in schema.names},
+                          "_change_type": changes, "_commit_version": versions})
+
+
+def test_a_nan_and_a_negative_zero_delete_the_rows_spark_sql_holds_equal() -> None:
+    """Spark SQL has one NaN, and -0.0 = 0.0: a log may delete a NaN distance it inserted as another NaN, and a
+    0.0 it inserted as -0.0 (``History`` counts records as Spark SQL compares them); once, not twice."""
+    history = sources.History("trips")
+    history.take([(trips_changes([(1, float("nan"), "insert", 0), (2, -0.0, "insert", 0),
+                                  (1, -float("nan"), "delete", 1), (2, 0.0, "delete", 1)]), "part-0.parquet")])
+    assert history.held == {}
+    with pytest.raises(ChangeLogError, match=r"part-1.parquet, row 1 \(counted from 1\): table trips has no row "
+                                             r"\(trip_id = 1, .*trip_distance = NaN, .*\) to delete at version 2"):
+        history.take([(trips_changes([(1, float("nan"), "delete", 2)]), "part-1.parquet")])
+
+
+def test_versions_go_forward_from_one_commit_to_the_next(tmp_path: Path) -> None:
+    folder = tmp_path / "graph"
+    (folder / "roots").mkdir(parents=True)
+    roots_commit(folder, 0, [(1, "insert", 0), (2, "insert", 3)])
+    roots_commit(folder, 1, [(3, "insert", 2)])
+    histories: dict[str, sources.History] = {}
+    sources.read_commit(str(folder), Commit(MARKERS, 0, 0), histories)
+    back = re.escape(f"{folder / 'roots' / 'part-1.parquet'}, row 1 (counted from 1), column _commit_version: goes "
+                     f"back from 3 in {folder / 'roots' / 'part-0.parquet'} to 2")
+    with pytest.raises(ChangeLogError, match=back):
+        sources.read_commit(str(folder), Commit(MARKERS, 1, 0), histories)
+    with pytest.raises(ChangeLogError, match=back):
+        sources.read_log(sources.log_files(str(folder), "roots"), "roots")
+
+
+def test_a_delete_of_text_names_the_row_as_sql_shows_it() -> None:
+    changes = pyarrow.table({"zc": pyarrow.array([1, 1, 2], pyarrow.int32()), "agent_name": ["Ann", "Ann", "O'Neil"],
+                             "_change_type": ["insert", "delete", "delete"], "_commit_version": [0, 1, 1]})
+    with pytest.raises(ChangeLogError, match=re.escape("agent.parquet, row 3 (counted from 1): table agent has no row "
+                                                       "(zc = 2, agent_name = 'O''Neil') to delete at version 1")):
+        sources.History("agent").take([(changes, "agent.parquet")])

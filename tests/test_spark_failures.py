@@ -26,8 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from final.spark import changelog, outputs, report
+from final.spark import changelog, outputs, report, sources
 from final.spark.__main__ import main
+from final.spark.inputs import data_files
 from final.spark.pipeline import Difference, Partitioned, QueryRun, Run
 
 pytestmark = pytest.mark.slow  # Spark: a JVM, seconds per test
@@ -135,9 +136,9 @@ def test_a_delete_of_a_row_never_held_shows_its_values_as_sql_does(spark, tmp_pa
     spark.createDataFrame([held, never], TRIPS_LOG).coalesce(1).write.parquet(str(folder))
     assert run_on_logs(tmp_path / "logs", tmp_path / "out") == 2
     error = the_error(capsys)
-    assert ("deletes the record (trip_id = 2, passenger_count = NULL, fare_amount = 10.00, trip_distance = 2.5, "
-            "pickup_datetime = 2018-01-01T00:30:00, dropoff_datetime = 2018-01-01T00:45:00) at version 1") in error
-    assert f"in row 2 (counted from 1) of file:{part_file(folder)}" in error
+    assert (f"{part_file(folder)}, row 2 (counted from 1): table trips has no row (trip_id = 2, passenger_count = "
+            "NULL, fare_amount = 10.00, trip_distance = 2.5, pickup_datetime = 2018-01-01T00:30:00, dropoff_datetime "
+            "= 2018-01-01T00:45:00) to delete at version 1") in error
 
 
 def test_an_unreachable_master_is_named_before_spark_starts(tmp_path: Path, capsys) -> None:
@@ -287,7 +288,7 @@ def test_a_failed_log_write_keeps_the_previous_log(spark, tmp_path: Path) -> Non
         changelog.write(failing, str(path))
     assert snapshot(path) == before
     assert sorted(os.listdir(tmp_path)) == ["roots"]  # no temporary folder beside it
-    assert [tuple(row) for row in changelog.read(spark, str(path), "roots").select("node").collect()] == [(1,)]
+    assert sources.read_log(sorted(data_files(str(path))), "roots").arrow.column("node").to_pylist() == [1]
 
 
 def test_values_are_shown_in_sqls_words() -> None:

@@ -27,7 +27,7 @@ import pyarrow
 import pyarrow.parquet
 import pytest
 
-from final.spark import delta, own_tables
+from final.spark import arrow_types, delta
 from final.spark.__main__ import main
 
 RIDES = pyarrow.schema([("ride_id", pyarrow.int64()), ("city", pyarrow.string()), ("riders", pyarrow.int16()),
@@ -81,14 +81,20 @@ def one_error(capsys) -> str:
 
 
 def test_the_arrow_types_of_a_bound_table_are_spark_sqls() -> None:
-    assert doctest.testmod(own_tables).failed == 0
+    """One map between Arrow's types and Spark SQL's (``arrow_types``), both ways: a bound table's columns get
+    their types from it, and each type the catalog spells is held in the Arrow type that maps back to it."""
+    assert doctest.testmod(arrow_types).failed == 0
     kinds = [pyarrow.int64(), pyarrow.int32(), pyarrow.int16(), pyarrow.int8(), pyarrow.float64(),
              pyarrow.decimal128(12, 3), pyarrow.string(), pyarrow.large_string(), pyarrow.bool_(),
              pyarrow.timestamp("us", tz="UTC"), pyarrow.date32()]
-    assert [own_tables.sql_type(kind) for kind in kinds] == [
-        "BIGINT", "INT", "SMALLINT", "TINYINT", "DOUBLE", "DECIMAL(12,3)", "STRING", "STRING", "BOOLEAN",
-        "TIMESTAMP", "DATE"]
-    assert own_tables.sql_type(pyarrow.list_(pyarrow.int64())) is None
+    names = ["BIGINT", "INT", "SMALLINT", "TINYINT", "DOUBLE", "DECIMAL(12,3)", "STRING", "STRING", "BOOLEAN",
+             "TIMESTAMP", "DATE"]
+    assert [arrow_types.sql_type(kind) for kind in kinds] == names
+    assert arrow_types.sql_type(pyarrow.list_(pyarrow.int64())) is None
+    assert [arrow_types.arrow_type(name) for name in names] == [
+        kind if kind != pyarrow.large_string() else pyarrow.string() for kind in kinds]
+    with pytest.raises(ValueError, match="SQL type 'FLOAT' has no Arrow type here"):
+        arrow_types.arrow_type("FLOAT")
 
 
 def test_a_refused_query_exits_2_naming_its_file_line_and_column(tmp_path, capsys) -> None:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from ..trace import add_multiplicity as add
+from .. import add_multiplicity as add
 
 Record = Hashable
 PlainVersion = int | tuple[int, ...]

@@ -2,9 +2,11 @@
 
 A data set (004's taxi trips, a graph, 003's facts and dimensions) becomes a
 change log per table in Delta Lake's change data feed convention
-(``changelog``). At every version, Spark SQL computes each query from scratch
-on the accumulated tables (``truth``) while ``final/`` maintains the same
-query incrementally through its public API (``incremental``); the pipeline
+(``changelog``), read back through one model of a change, one check and
+one reader per layout whichever command reads it (``sources``). At every
+version, Spark SQL computes each query from scratch on the accumulated
+tables (``truth``) while ``final/`` maintains the same query incrementally
+through its public API (``incremental``); the pipeline
 compares the two results row by row and times both (``pipeline``), runs the
 queries that split by key partitioned on Spark executors, one ``final/``
 engine per partition (``partitioned``), and writes a report with plots

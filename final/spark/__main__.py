@@ -395,10 +395,10 @@ def _queries(paths: list[str]) -> list:
         SqlError: a file cannot be read, or its query is refused (line and column named); or two files share a
             name, or a query reads tables of two data sets.
     """
-    from .catalog import DATASETS, TABLES
+    from .catalog import CATALOG, DATASETS
     from .sql import SqlError, load
 
-    queries = [load(path, TABLES) for path in paths]
+    queries = [load(path, CATALOG) for path in paths]
     names = [query.name for query in queries]
     for query in queries:
         if names.count(query.name) > 1:
@@ -416,13 +416,13 @@ def _explain(arguments: argparse.Namespace) -> int:
     import shutil
 
     from .. import viz
-    from .catalog import TABLES
+    from .catalog import CATALOG
     from .incremental import IncrementalQuery
     from .sql import explain, load
 
     os.makedirs(arguments.out, exist_ok=True)
     for path in arguments.sql:
-        query = load(path, TABLES)
+        query = load(path, CATALOG)
         print(explain(query))
         graph = IncrementalQuery(query).graph
         base = os.path.join(arguments.out, query.name)

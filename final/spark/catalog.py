@@ -22,6 +22,9 @@ it (reachability: a node's answer depends on every edge) runs in one process.
 Tables of one's own (``--table NAME=PATH``, ``own_tables``) join the catalog
 while a command runs (``bind``): they are the data set ``BOUND``.
 
+The SQL compiler sees the catalog through ``CATALOG``, a
+``sql.TableProvider``: every table, and the data set a query belongs to.
+
 This module imports nothing from Spark: executors import it to build the
 ``final/`` side of a query.
 """
@@ -29,12 +32,12 @@ This module imports nothing from Spark: executors import it to build the
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..stream import DifferenceStreamBuilder
 from .query import Query, Table
-from .sql import load
+from .sql import NO_DATASET, load
 
 TABLES = {
     table.name: table
@@ -85,6 +88,23 @@ def bind(tables: Iterable[Table]) -> None:
     TABLES.update((table.name, table) for table in tables)
     if tables:
         DATASETS[BOUND] = tuple(table.name for table in tables)
+
+
+class _Catalog:
+    """The catalog as the SQL compiler asks for it (``sql.TableProvider``): ``TABLES``, bound tables included,
+    and as a query's data set the first whose tables hold every table it reads (``sql.NO_DATASET`` if none
+    does: ``run`` and ``follow`` refuse such a query)."""
+
+    @property
+    def tables(self) -> Mapping[str, Table]:
+        return TABLES
+
+    def dataset_of(self, inputs: Sequence[str]) -> str:
+        return next((dataset for dataset, members in DATASETS.items() if set(inputs) <= set(members)), NO_DATASET)
+
+
+CATALOG = _Catalog()
+"""The catalog's tables and data sets for ``sql.compile_sql`` and ``sql.load``."""
 
 
 AVERAGE_SCALE = Decimal("0.000001")
@@ -253,7 +273,7 @@ def _built_in_queries() -> dict[str, Query]:
     ``final/`` the driver ships (``partitioned.ship_final``), whose files cannot be opened by path: there they
     are read from a copy (``pkgutil.get_data`` reads inside a zip), removed once compiled."""
     if os.path.isdir(QUERY_FOLDER):
-        return {name: load(os.path.join(QUERY_FOLDER, f"{name}.sql"), TABLES) for name in HAND_BUILT}
+        return {name: load(os.path.join(QUERY_FOLDER, f"{name}.sql"), CATALOG) for name in HAND_BUILT}
     import pkgutil
     import shutil
     import tempfile
@@ -263,7 +283,7 @@ def _built_in_queries() -> dict[str, Query]:
         for name in HAND_BUILT:
             with open(os.path.join(folder, f"{name}.sql"), "wb") as file:
                 file.write(pkgutil.get_data(__package__, f"queries/{name}.sql") or b"")
-        return {name: load(os.path.join(folder, f"{name}.sql"), TABLES) for name in HAND_BUILT}
+        return {name: load(os.path.join(folder, f"{name}.sql"), CATALOG) for name in HAND_BUILT}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

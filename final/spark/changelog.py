@@ -15,35 +15,37 @@ update_preimage     the row before the update    -1
 delete              the row's data columns       -1
 ==================  ===========================  ============
 
-at version ``_commit_version``. A correction is a retraction plus an
-insertion at one version; the table at version ``v`` is every record whose
-multiplicities up to ``v`` add up to more than zero, that many times.
+at version ``_commit_version`` (``multiplicities`` makes the column, where
+a log is read). A correction is a retraction plus an insertion at one
+version; the table at version ``v`` is every record whose multiplicities up
+to ``v`` add up to more than zero, that many times.
 
 ``slice_versions`` makes a log from a table with a Spark job: most rows at
 version 0, the rest inserted in time order over the later versions, and a
-few rows corrected (preimage and postimage) or deleted at later versions.
-``read`` refuses a log that lacks a column, holds a value that does not cast
-to its column's type, has a change type or version it cannot mean, goes
-back in version (rows in file order, files in name order, as Spark writes a
-log sorted by ``_commit_version``), or deletes a row that is not there; the
-message names the file, the row (counted from 1) and the column, and shows
-values as SQL does (``outputs.sql_text``). ``write`` replaces a log only once
-Spark has written the new one whole.
+few rows corrected (preimage and postimage) or deleted at later versions;
+``append_commits`` makes more commits after a log's last. ``write`` replaces
+a log only once Spark has written the new one whole, sorted by
+``_commit_version`` (so its files, in name order, follow versions).
+``snapshot`` is a table as of a version, the from-scratch side's input.
+
+Reading a log back is ``sources``': there is one check of a change log
+(``sources.History``, on Arrow), whichever command reads it, and its
+failures are ``ChangeLogError``.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .catalog import TABLES
-from .datasets import FIRST_PICKUP, uncastable, unit
-from .outputs import record_text, replace_with_spark, sql_text
+from .datasets import FIRST_PICKUP, unit
+from .outputs import replace_with_spark
 
 if TYPE_CHECKING:
+    import pyarrow
     from pyspark.sql import Column, DataFrame, SparkSession
 
 CHANGE_TYPE, VERSION, TIMESTAMP = "_change_type", "_commit_version", "_commit_timestamp"
@@ -56,7 +58,8 @@ VERSION_SECONDS = 60
 
 
 class ChangeLogError(ValueError):
-    """A change log the pipeline cannot read as a history: the message names the file, column and row."""
+    """A change log the pipeline cannot read as a history (``sources.History``): the message names the file (or
+    Delta commit), the row counted from 1 and the column, and says what to do."""
 
 
 @dataclass(frozen=True)
@@ -209,129 +212,15 @@ def write(log: DataFrame, path: str) -> None:
     replace_with_spark(path, log.orderBy(VERSION).write.parquet)
 
 
-def read(spark: SparkSession, path: str, table: str, files: list[str] | None = None) -> DataFrame:
-    """The change log of ``table`` at ``path`` (Parquet), checked, with its data columns typed; with ``files``,
-    only those files of it (the ones its commit markers name).
+def multiplicities(kinds: pyarrow.ChunkedArray) -> pyarrow.ChunkedArray:
+    """The multiplicity of each change type in ``kinds`` (a ``_change_type`` column, as Arrow reads it), by
+    ``MULTIPLICITIES``: +1 for insert and update_postimage, -1 for delete and update_preimage. The whole
+    translation from Delta's change feed to differential dataflow, made where a log is read (``sources``)."""
+    import pyarrow
+    import pyarrow.compute as pc
 
-    Raises:
-        ChangeLogError: the path does not exist; a file holds timestamps in nanoseconds; a column is missing; a value
-            does not cast to its column's type; a ``_change_type`` is not one
-            of ``MULTIPLICITIES``; a version is NULL or negative; versions go
-            back (naming the file and row); or the log deletes a record it
-            does not hold.
-    """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    from .inputs import data_files
-
-    if not os.path.exists(path):
-        raise ChangeLogError(f"no change log at {path}; write one with `python -m final.spark generate`")
-    _check_timestamps(files or sorted(data_files(path)))
-    frame = spark.read.parquet(*(files or [path]))
-    for column in (*TABLES[table].names, CHANGE_TYPE, VERSION):
-        if column not in frame.columns:
-            raise ChangeLogError(
-                f"change log {path} lacks column {column!r}: a log of {table!r} has the columns "
-                f"{', '.join(TABLES[table].names)}, {CHANGE_TYPE} and {VERSION} (Delta's change data feed)"
-            )
-    problem = uncastable(frame, (*TABLES[table].columns, (VERSION, "BIGINT")))
-    if problem:
-        raise ChangeLogError(f"change log {path}: {problem}")
-    located = frame.select(
-        F.col(CHANGE_TYPE), F.col(VERSION),
-        F.col("_metadata.file_path").alias("file"), F.col("_metadata.row_index").alias("row"),
-    ).withColumn("previous", F.lag(VERSION).over(Window.partitionBy("file").orderBy("row")))
-    problems = located.where(
-        ~F.coalesce(F.col(CHANGE_TYPE).isin(*MULTIPLICITIES), F.lit(False))
-        | F.col(VERSION).isNull() | (F.col(VERSION) < 0) | (F.col("previous") > F.col(VERSION))
-    ).orderBy("file", "row").limit(1).collect()
-    if problems:
-        raise ChangeLogError(_problem(problems[0]))
-    ranges = located.groupBy("file").agg(F.min(VERSION).alias("low"), F.max(VERSION).alias("high")).collect()
-    ranges.sort(key=lambda found: os.path.basename(found["file"]))
-    for earlier, later in itertools.pairwise(ranges):
-        if later["low"] < earlier["high"]:
-            raise ChangeLogError(
-                f"change log {path}: {VERSION} goes back from {earlier['high']} in {earlier['file']} to "
-                f"{later['low']} in {later['file']}; a log's files, in name order, must follow versions "
-                f"(write it sorted: .orderBy('{VERSION}'))"
-            )
-    log = with_multiplicity(typed_log(frame, table))
-    _check_never_negative(log, frame, table, path)
-    return log
-
-
-def _check_timestamps(files: list[str]) -> None:
-    """Refuse a file with nanosecond timestamps (pandas' default), naming it: Spark's Parquet reader fails on
-    them with an error that does not say what to do."""
-    import json
-
-    import pyarrow.parquet
-
-    for file in files:
-        schema = pyarrow.parquet.ParquetFile(file).schema
-        for column in (schema.column(position) for position in range(len(schema))):
-            if json.loads(column.logical_type.to_json()).get("timeUnit") == "nanoseconds":
-                raise ChangeLogError(
-                    f"{file}, column {column.name}: timestamps in nanoseconds, which Spark's Parquet reader cannot "
-                    f"read; write microseconds (pandas: .astype('datetime64[us, UTC]')), or follow the log, which "
-                    f"takes them")
-
-
-def _problem(row: dict) -> str:
-    # Spark numbers a file's rows from 0 (_metadata.row_index); people count from 1.
-    where = f"row {row['row'] + 1} (counted from 1) of {row['file']}"
-    if row[CHANGE_TYPE] not in MULTIPLICITIES:
-        return (f"{where}: column {CHANGE_TYPE} is {sql_text(row[CHANGE_TYPE])}; Delta's change types are "
-                f"{', '.join(MULTIPLICITIES)}")
-    if row[VERSION] is None or row[VERSION] < 0:
-        return f"{where}: column {VERSION} is {sql_text(row[VERSION])}; versions are non-negative integers"
-    return (f"{where}: column {VERSION} goes back from {row['previous']} to {row[VERSION]}; a change log lists "
-            f"versions in order (write it sorted: .orderBy('{VERSION}'))")
-
-
-def with_multiplicity(log: DataFrame) -> DataFrame:
-    """``log`` with ``_multiplicity``: +1 for insert and update_postimage, -1 for delete and update_preimage."""
-    from pyspark.sql import functions as F
-
-    positive = F.col(CHANGE_TYPE).isin("insert", "update_postimage")
-    return log.withColumn(MULTIPLICITY, F.when(positive, 1).otherwise(-1))
-
-
-def _check_never_negative(log: DataFrame, frame: DataFrame, table: str, path: str) -> None:
-    """Refuse a log in which some record's multiplicity, added up to a version, is below zero.
-
-    ``log`` is the typed log; ``frame`` the log as read, to name the file and
-    row of the first retraction that goes too far.
-    """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    names = list(TABLES[table].names)
-    running = Window.partitionBy(*names).orderBy(VERSION).rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    negative = (
-        log.groupBy(*names, VERSION).agg(F.sum(MULTIPLICITY).alias("change"))
-        .withColumn("total", F.sum("change").over(running))
-        .where(F.col("total") < 0).orderBy(VERSION).limit(1).collect()
-    )
-    if negative:
-        found = negative[0]
-        record = tuple(found[name] for name in names)
-        same = F.col(VERSION).cast("long") == found[VERSION]
-        for (name, kind), value in zip(TABLES[table].columns, record, strict=True):
-            same = same & F.col(name).cast(kind).eqNullSafe(F.lit(value))
-        [retraction] = (
-            frame.where(same & F.col(CHANGE_TYPE).isin("delete", "update_preimage"))
-            .select(F.col("_metadata.file_path").alias("file"), F.col("_metadata.row_index").alias("row"))
-            .orderBy("file", "row").limit(1).collect()
-        )
-        raise ChangeLogError(
-            f"change log {path} deletes the record {record_text(names, record)} at version {found[VERSION]} more "
-            f"times than it was inserted (the table would hold {found['total']} copies), in row "
-            f"{retraction['row'] + 1} (counted from 1) of {retraction['file']}; a log may only delete rows the "
-            f"table holds"
-        )
+    positive = pyarrow.array([kind for kind, multiplicity in MULTIPLICITIES.items() if multiplicity > 0])
+    return pc.if_else(pc.is_in(kinds, value_set=positive), 1, -1).cast(pyarrow.int64())
 
 
 def snapshot(log: DataFrame, table: str, version: int) -> DataFrame:

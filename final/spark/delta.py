@@ -15,7 +15,9 @@ matches NULL): a retracted row deletes every copy of it, and the copies that
 stay are inserted again in the same commit, so multiplicities are exact.
 
 ``files_at`` names a table's Parquet files as of a version: what Spark SQL
-reads for the truth at that version, without Delta's own reader.
+reads for the truth at that version, without Delta's own reader;
+``change_feed`` reads a table's change data feed, a commit's or the whole
+(``sources`` checks it).
 """
 
 from __future__ import annotations
@@ -152,12 +154,15 @@ def read_table(path: str, at: int) -> pyarrow.Table:
     return DeltaTable(path, version=at).to_pyarrow_table()
 
 
-def change_feed(path: str) -> pyarrow.Table:
-    """The whole change data feed of the Delta table at ``path``, in version order."""
+def change_feed(table: str | DeltaTable, first: int = 0, last: int | None = None) -> pyarrow.Table:
+    """The change data feed of the Delta table ``table`` (its path, or the table opened) from version ``first``
+    through ``last`` (None: its newest), in version order: the one reader of a Delta table's changes, whole
+    (``first`` 0) or a commit's (``first`` = ``last``)."""
     import pyarrow
     from deltalake import DeltaTable
 
-    feed = pyarrow.table(DeltaTable(path).load_cdf(starting_version=0).read_all())
+    opened = DeltaTable(table) if isinstance(table, str) else table
+    feed = pyarrow.table(opened.load_cdf(starting_version=first, ending_version=last).read_all())
     # delta-rs hands text over as string_view, which Spark and some Arrow kernels do not take yet.
     # And _commit_version as uint64, which Spark has no type for.
     plain = pyarrow.schema([field.with_type(pyarrow.string()) if pyarrow.types.is_string_view(field.type)

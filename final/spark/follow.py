@@ -25,11 +25,11 @@ holds it, or its marker is written; only complete commits are read, every
 one in full, and each table's commits are bound in their own order with no
 gap. A commit for a version already applied (a Parquet file of an old
 version, a table whose history was rewritten) stops the follow with exit 2,
-never silence. Every commit is checked before it is bound
-(``sources.read_commit``: columns, types, change types, versions), and in
-the Parquet layout a delete of a row the table does not hold is refused
-too (Delta's feed cannot hold one: it is made from the rows a commit
-removed).
+never silence. Every commit is checked before it is bound, by the one
+check of a change log (``sources.History``: columns, types, change types,
+versions), and in the Parquet layout a delete of a row the table does not
+hold is refused too (Delta's feed cannot hold one: it is made from the rows
+a commit removed).
 
 **Checkpoints that grow with the change.** A micro-batch appends a line per
 commit to the binding and switches ``state.json`` (the last version whose
@@ -78,13 +78,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..trace import add_multiplicity
+from .. import add_multiplicity
 from . import delta, sources
+from .arrow_types import arrow_type
 from .catalog import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
-from .changelog import MULTIPLICITY, VERSION
+from .changelog import CHANGE_TYPE, MULTIPLICITY, VERSION, ChangeLogError, multiplicities
 from .incremental import IncrementalQuery
-from .outputs import record_text, remove_leftovers, replace_file
-from .sources import MARKERS, Commit, CommitError
+from .outputs import remove_leftovers, replace_file
+from .sources import MARKERS, Change, Commit, CommitError, History
 from .sql.errors import runtime_cause
 from .sqlfloat import sql_row
 
@@ -293,13 +294,12 @@ def output_schema(spark: SparkSession, query: Query) -> pyarrow.Schema:
     names = output_columns(query)
     types = getattr(query, "types", None)
     if types:
-        return pyarrow.schema([pyarrow.field(name, sources.arrow_type(kind))
-                               for name, kind in zip(names, types, strict=True)])
+        return pyarrow.schema([pyarrow.field(name, arrow_type(kind)) for name, kind in zip(names, types, strict=True)])
     empty = spark.newSession()  # its own temporary views: empty tables of the inputs' types
     for table in query.inputs:
         empty.createDataFrame([], TABLES[table].ddl).createOrReplaceTempView(table)
     result = empty.sql(query.sql).schema
-    return pyarrow.schema([pyarrow.field(name, sources.arrow_type(column.dataType.simpleString()))
+    return pyarrow.schema([pyarrow.field(name, arrow_type(column.dataType.simpleString()))
                            for name, column in zip(names, result.fields, strict=True)])
 
 
@@ -323,9 +323,10 @@ class Follower:
     dataflow and its outputs are committed; ``pending`` holds, by version,
     the changes of versions bound after ``applied``; ``bindings`` is
     ``binding.jsonl``, in order, and ``newest`` each source's newest bound
-    commit (where a stream with no Spark checkpoint of its own begins). In the Parquet layout ``held`` is each
-    table's rows (with their copies) as of the newest bound version, to
-    refuse a delete of a row that is not there.
+    commit (where a stream with no Spark checkpoint of its own begins).
+    ``histories`` holds each table's ``sources.History``, which has taken
+    every bound commit (in the Parquet layout, each table's rows as of the
+    newest bound version, to refuse a delete of a row that is not there).
 
     ``queries`` are the queries kept (by default the data set's built-in ones), and ``folder`` the folder of
     the data set's tables (by default ``logs/<dataset>``).
@@ -351,7 +352,7 @@ class Follower:
         self.parquet = sources.layout(self.folder, self.dataset) == "parquet"
         self.queries = list(self.queries) if self.queries is not None else queries_of(self.dataset)
         self.engines = {query.name: IncrementalQuery(query) for query in self.queries}
-        self.held: dict[str, dict[tuple, int]] = {table: {} for table in DATASETS[self.dataset]}
+        self.histories: dict[str, History] = {}
         self.state = os.path.join(self.checkpoint, self.dataset)
         self.lock = threading.Lock()
         os.makedirs(self.state, exist_ok=True)
@@ -425,10 +426,6 @@ class Follower:
                         add_multiplicity(loaded[table], record, multiplicity)
                     else:
                         self.pending[version].append((table, record, multiplicity))
-            self.held = {table: dict(rows) for table, rows in loaded.items()}
-            for version in list(self.pending):
-                for table, record, multiplicity in self.pending[version]:
-                    add_multiplicity(self.held[table], record, multiplicity)
         else:
             as_of: dict[str, int] = {}
             for commit, bound in zip(bound_commits, self.bindings, strict=True):
@@ -453,10 +450,11 @@ class Follower:
                 self.engines[query.name].apply(self.applied, [
                     (table, record, copies) for table in query.inputs for record, copies in loaded[table].items()])
 
-    def _read(self, commit: Commit) -> list[sources.Change]:
+    def _read(self, commit: Commit) -> list[Change]:
+        """``commit``'s changes, checked after the commits read before it (``histories``)."""
         try:
-            return sources.read_commit(self.folder, commit)
-        except CommitError as error:
+            return sources.read_commit(self.folder, commit, self.histories)
+        except ChangeLogError as error:
             raise FollowError(str(error)) from None
 
     def _name(self, commit: Commit) -> str:
@@ -511,7 +509,6 @@ class Follower:
                         f"at version {first}, but the follow has bound every version through {through}; a commit "
                         f"adds later versions only (write the change at a new version)")
                 first = through + 1
-                self._check_deletes(commit, changes)
             else:
                 first = last = through + 1
             bindings.append(Bound(commit.table, commit.number, first, last, commit.timestamp))
@@ -527,20 +524,10 @@ class Follower:
         for bound, (_, changes) in zip(bindings, reads, strict=True):
             self._hold(bound, changes)
 
-    def _hold(self, bound: Bound, changes: list[sources.Change]) -> None:
+    def _hold(self, bound: Bound, changes: list[Change]) -> None:
         """Keep ``changes`` for their versions (a Delta commit's: its one bound version)."""
         for version, table, record, multiplicity in changes:
             self.pending[version if self.parquet else bound.first].append((table, record, multiplicity))
-
-    def _check_deletes(self, commit: Commit, changes: list[sources.Change]) -> None:
-        """Refuse a Parquet commit that deletes a row its table does not hold at that version."""
-        for version, table, record, multiplicity in sorted(changes, key=lambda change: (change[0], -change[3])):
-            add_multiplicity(self.held[table], record, multiplicity)
-            if self.held[table].get(record, 0) < 0:
-                where = sources.locate(self.folder, commit, table, version, record)
-                raise FollowError(
-                    f"{where}: table {table} has no row {record_text(TABLES[table].names, record)} to delete at "
-                    f"version {version}; a log may only delete rows the table holds")
 
     def advance(self) -> None:
         """Apply every bound version after ``applied``, in order, committing each one's outputs; then the state."""
@@ -760,10 +747,9 @@ def _await(followers: list[Follower], queries: list, stop: _Stop) -> None:
 
 def read_output(spark: SparkSession, out: str, query: Query) -> DataFrame:
     """A query's change feed as the follow wrote it (its output table's change data feed, read with
-    ``deltalake``), with ``_multiplicity``: +1 for insert and update_postimage, -1 for delete and update_preimage."""
-    from .changelog import with_multiplicity
-
-    return with_multiplicity(spark.createDataFrame(delta.change_feed(os.path.join(out, query.name))))
+    ``deltalake``), with ``_multiplicity`` (``changelog.multiplicities``)."""
+    feed = delta.change_feed(os.path.join(out, query.name))
+    return spark.createDataFrame(feed.append_column(MULTIPLICITY, multiplicities(feed.column(CHANGE_TYPE))))
 
 
 @dataclass(frozen=True)
@@ -846,8 +832,9 @@ def _read_bindings(path: str, repair: bool = False) -> list[Bound]:
 def tables_as_bound(spark: SparkSession, folder: str, dataset: str, bindings: list[Bound], version: int
                     ) -> dict[str, DataFrame]:
     """Each table of ``dataset`` (in ``folder/<table>``) as of ``version`` of the binding, for Spark SQL: a Delta
-    table's files at its newest commit bound at or before ``version``; a Parquet log's rows up to ``version``."""
-    from .changelog import snapshot, typed_log, with_multiplicity
+    table's files at its newest commit bound at or before ``version``; a Parquet log's rows up to ``version``,
+    from the files of the commits bound by then, read and checked as every log is (``sources.read_log``)."""
+    from .changelog import snapshot
 
     tables = {}
     if sources.layout(folder, dataset) == "parquet":
@@ -861,9 +848,7 @@ def tables_as_bound(spark: SparkSession, folder: str, dataset: str, bindings: li
             if not files[table]:
                 tables[table] = spark.createDataFrame([], schema)
                 continue
-            # Read with pyarrow and cast to the table's types: Spark's Parquet reader refuses some types a
-            # log may hold (pandas' nanosecond timestamps).
-            log = with_multiplicity(typed_log(spark.createDataFrame(_log_files(files[table], table)), table))
+            log = spark.createDataFrame(sources.read_log(files[table], table).arrow)
             tables[table] = snapshot(log, table, version)
         return tables
     as_of: dict[str, int] = {}
@@ -882,16 +867,6 @@ def tables_as_bound(spark: SparkSession, folder: str, dataset: str, bindings: li
         tables[table] = (spark.read.option("basePath", os.path.realpath(path)).schema(schema).parquet(*paths)
                          if paths else spark.createDataFrame([], schema))
     return tables
-
-
-def _log_files(paths: list[str], table: str) -> pyarrow.Table:
-    """Parquet log files of ``table`` as one Arrow table, cast to the table's types and the change columns."""
-    import pyarrow
-    import pyarrow.parquet
-
-    wanted = pyarrow.schema([*sources.table_schema(table), pyarrow.field("_change_type", pyarrow.string()),
-                             pyarrow.field(VERSION, pyarrow.int64())])
-    return pyarrow.concat_tables(pyarrow.parquet.read_table(path).select(wanted.names).cast(wanted) for path in paths)
 
 
 @dataclass(frozen=True)

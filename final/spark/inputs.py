@@ -7,9 +7,9 @@ can see without Spark it sees here: a table or log that is not there, a log
 folder that is empty or half-written (Spark's ``_temporary`` folder and no
 ``_SUCCESS``: a write that was killed), and a Parquet file that is truncated
 or not Parquet at all (its magic bytes and footer, read with pyarrow).
-What needs Spark (a CSV value that does not cast, a log that is not a
-history) is checked when the tables and logs are read
-(``datasets.read``, ``changelog.read``), all of them before the first query.
+What needs the data read (a CSV value that does not cast, a log that is
+not a history) is checked when the tables and logs are read
+(``datasets.read``, ``sources.History``), all of them before the first query.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 A bound table's columns come from the table itself (the Delta table's
 schema, or a log file's), its Arrow types said in Spark SQL's words
-(``SQL_TYPES``); a type with no place there is refused, naming the column.
+(``arrow_types.sql_type``); a type with no place there is refused, naming
+the column.
 The bound tables form one data set of their own, ``catalog.BOUND``
 (``tables``), whose history is their commits: each Delta version of each
 table, bound to the data set's versions in commit-time order as a follow
@@ -18,10 +19,11 @@ A follow keeps its links in its checkpoint (``CHECKPOINT/_tables``), where
 they record the path each name was bound to: a restart or a ``verify``
 that binds a name elsewhere is refused.
 
-Change logs in the Parquet layout are read as ``run --logs`` reads them: the
-files their commit markers name, when the folder holding the log has markers
-(``<parent>/_commits``, naming each table by its folder's name), else every
-file. A follow needs the markers: they say when a commit is whole.
+Change logs in the Parquet layout are read as ``run --logs`` reads them
+(``sources.log_files``): the files their commit markers name, when the
+folder holding the log has markers (``<parent>/_commits``, naming each
+table by its folder's name), else every file. A follow needs the markers:
+they say when a commit is whole.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import catalog
+from .arrow_types import COLUMN_TYPES, sql_type
 from .changelog import CHANGE_TYPE, TIMESTAMP, VERSION
 from .query import Table
 from .sources import DELTA_LOG, MARKERS
@@ -60,31 +63,6 @@ class OwnTable:
     table: Table
     path: str
     layout: str
-
-
-def sql_type(kind: pyarrow.DataType) -> str | None:
-    """The Spark SQL type of a column of Arrow type ``kind``, as the catalog spells it; None for a type that has
-    none here (the SQL compiler's types: ``sql.types``).
-
-    >>> import pyarrow
-    >>> sql_type(pyarrow.decimal128(8, 2)), sql_type(pyarrow.timestamp("ns")), sql_type(pyarrow.float32())
-    ('DECIMAL(8,2)', 'TIMESTAMP', None)
-    """
-    import pyarrow
-
-    types = pyarrow.types
-    if types.is_decimal128(kind):
-        return f"DECIMAL({kind.precision},{kind.scale})"
-    if types.is_timestamp(kind):
-        return "TIMESTAMP"  # any unit or zone: a commit's values are read as microseconds in UTC (sources._typed)
-    if types.is_string(kind) or types.is_large_string(kind) or types.is_string_view(kind):
-        return "STRING"
-    return {pyarrow.int64(): "BIGINT", pyarrow.int32(): "INT", pyarrow.int16(): "SMALLINT", pyarrow.int8(): "TINYINT",
-            pyarrow.float64(): "DOUBLE", pyarrow.bool_(): "BOOLEAN", pyarrow.date32(): "DATE"}.get(kind)
-
-
-SQL_TYPES = "BIGINT, INT, SMALLINT, TINYINT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, TIMESTAMP, DATE"
-"""The Spark SQL types a bound table's columns may have (what ``sql_type`` maps Arrow's to), for messages."""
 
 
 def read_tables(arguments: Sequence[str]) -> list[OwnTable]:
@@ -161,7 +139,7 @@ def _table(name: str, schema: pyarrow.Schema, where: str) -> Table:
         kind = sql_type(field.type)
         if kind is None:
             raise TableError(f"table {name} ({where}): column {field.name} is {field.type}, which has no Spark SQL "
-                             f"type here ({SQL_TYPES}); write it as one of those")
+                             f"type here ({COLUMN_TYPES}); write it as one of those")
         if not NAME.fullmatch(field.name):
             raise TableError(f"table {name} ({where}): column {field.name!r} is not a name SQL reads unquoted "
                              f"(a letter, then letters, digits or _); rename it")

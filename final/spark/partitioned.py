@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING
 
-from ..trace import add_multiplicity
+from .. import add_multiplicity
 from .catalog import TABLES, Query
 from .changelog import MULTIPLICITY, VERSION
 from .incremental import run_partition

@@ -1,4 +1,4 @@
-"""Where a follow's changes come from: Delta tables, or the Parquet change-log layout, one commit at a time.
+"""Where the pipeline's changes come from: Delta tables, or the Parquet change-log layout, read and checked.
 
 A data set's tables live under ``LOGS/<dataset>/<table>``, all in one of two layouts:
 
@@ -15,11 +15,20 @@ in the change-feed columns (the table's, ``_change_type``,
 the files (per table) that the commit added, and is written after them, so
 a half-landed commit is never read. ``write_marker`` writes one.
 
-Either way a ``Commit`` is read whole and checked before anything is
-applied (``read_commit``): the table's columns and types against the
-catalog, every ``_change_type`` in Delta's vocabulary, no NULL version; a
-failure is a ``CommitError`` naming the table, the file, the row (counted
-from 1) and the column, in SQL's words.
+One model of a change serves every command: a ``Change`` is
+``(version, table, record, multiplicity)``, a ``Commit`` one complete commit,
+and a ``History`` is the one check of a change log, on Arrow, whoever reads
+it: a table's columns and types against the catalog, every
+``_change_type`` in Delta's vocabulary, versions that are there, never
+negative and never going back, and no delete of a row the log does not
+hold; a failure is a ``ChangeLogError`` naming the file (or the Delta
+commit), the row (counted from 1) and the column, in SQL's words. One
+reader per layout: ``read_log`` reads a Parquet log's files (``log_files``:
+those its markers name) and ``read_feed`` a Delta table's whole change
+feed, as ``run`` and ``verify`` want them (``CheckedLog``: Arrow, for
+``spark.createDataFrame``); ``read_commit`` reads one commit of either,
+whole and checked before anything is applied, as ``follow`` and ``run``
+over Delta tables want it.
 
 ``CommitStream`` is the Structured Streaming side: a Python data source whose
 offsets are each table's newest commit (a Delta version, or the newest
@@ -31,19 +40,22 @@ table's files through Arrow.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
+from .arrow_types import arrow_type, is_text, pandas_type, sql_words
 from .catalog import DATASETS, TABLES
-from .changelog import CHANGE_TYPE, MULTIPLICITIES, TIMESTAMP, VERSION
-from .outputs import sql_text
+from .changelog import CHANGE_TYPE, MULTIPLICITIES, MULTIPLICITY, TIMESTAMP, VERSION, ChangeLogError, multiplicities
+from .outputs import record_text, sql_text
 
 if TYPE_CHECKING:
     import pyarrow
@@ -54,25 +66,10 @@ MARKERS = "_commits"
 DELTA_LOG = "_delta_log"
 MARKER_NAME = re.compile(r"^(\d{8})\.json$")
 
-SQL_TYPES = {"BIGINT": "int64", "INT": "int32", "SMALLINT": "int16", "TINYINT": "int8", "DOUBLE": "double",
-             "STRING": "string", "BOOLEAN": "bool", "DATE": "date32"}
 
-
-class CommitError(ValueError):
-    """A commit the follow refuses to apply: the message names the table, file, row and column."""
-
-
-def arrow_type(kind: str) -> pyarrow.DataType:
-    """The Arrow type of a Spark SQL type name as the catalog spells it (timestamps in microseconds, UTC)."""
-    import pyarrow
-
-    kind = kind.upper()
-    if kind.startswith("DECIMAL"):
-        precision, scale = (int(part) for part in kind[kind.index("(") + 1:-1].split(","))
-        return pyarrow.decimal128(precision, scale)
-    if kind == "TIMESTAMP":
-        return pyarrow.timestamp("us", tz="UTC")
-    return pyarrow.type_for_alias(SQL_TYPES[kind])
+class CommitError(ChangeLogError):
+    """A data set's commits cannot be read in order: a marker is missing, a file a marker names is gone, the
+    tables mix layouts or were written anew, a Delta table has no change feed. The message says which."""
 
 
 def table_schema(table: str) -> pyarrow.Schema:
@@ -221,30 +218,321 @@ def write_marker(folder: str, files: dict[str, list[str]]) -> int:
     return number
 
 
-# Reading a commit, checked.
-
-Change = tuple[int, str, tuple, int]
-"""``(version, table, record, multiplicity)``: for a Delta commit, ``version`` is its own Delta version."""
+# The change model: a change, a table's log checked as it is read, and the readers of each layout.
 
 
-def read_commit(folder: str, commit: Commit) -> list[Change]:
-    """Every change ``commit`` holds, checked (``CommitError``), records typed as the catalog says.
+class Change(NamedTuple):
+    """One update of differential dataflow: ``record`` of ``table`` at ``version``, with ``multiplicity``.
 
-    A Delta commit's changes come from the table's change data feed at that
-    version; a Parquet commit's from the files its marker names, in their
-    order.
+    A record is the tuple of the table's values in its columns' order, NULL as None, a TIMESTAMP a naive
+    datetime in UTC (as Spark's rows give it). A Delta commit read on its own has its Delta version as
+    ``version``; a follow binds it to a version of the data set.
     """
+
+    version: int
+    table: str
+    record: tuple
+    multiplicity: int
+
+
+def log_schema(table: str) -> pyarrow.Schema:
+    """A checked change log of ``table`` in Arrow: the table's columns (``table_schema``), then ``_change_type``,
+    ``_commit_version`` and ``_multiplicity``."""
+    import pyarrow
+
+    return pyarrow.schema([*table_schema(table), pyarrow.field(CHANGE_TYPE, pyarrow.string()),
+                           pyarrow.field(VERSION, pyarrow.int64()), pyarrow.field(MULTIPLICITY, pyarrow.int64())])
+
+
+@dataclass(frozen=True)
+class CheckedLog:
+    """Changes of ``table`` as ``History.take`` checked them: ``arrow`` holds them in ``log_schema(table)``, one row
+    per change, in the order read. ``spark.createDataFrame(log.arrow)`` is the change log in Spark."""
+
+    table: str
+    arrow: pyarrow.Table
+
+    def changes(self) -> list[Change]:
+        """The rows as ``Change``s, in order."""
+        columns = [_values(self.arrow.column(name)) for name in TABLES[self.table].names]
+        versions = self.arrow.column(VERSION).to_pylist()
+        row_multiplicities = self.arrow.column(MULTIPLICITY).to_pylist()
+        records = zip(*columns, strict=True)
+        return [Change(version, self.table, record, multiplicity)
+                for version, record, multiplicity in zip(versions, records, row_multiplicities, strict=True)]
+
+    def at(self, version: int) -> CheckedLog:
+        """The same changes, every one at ``version`` (a Delta commit bound to a version of its data set)."""
+        import pyarrow
+
+        versions = pyarrow.repeat(pyarrow.scalar(version, pyarrow.int64()), self.arrow.num_rows)
+        return CheckedLog(self.table, self.arrow.set_column(self.arrow.schema.get_field_index(VERSION), VERSION,
+                                                            versions))
+
+
+class History:
+    """One table's change log, checked as it is read, piece after piece in order: the pipeline's one check of a
+    change log, whichever command reads it (``run``, ``follow``, ``verify``, ``generate --append``).
+
+    A piece is a Parquet file of the log, or a Delta table's change data feed
+    (one commit's, or the whole). Each must have the table's columns and no
+    others (``_commit_timestamp`` aside), each of a type that converts to the
+    catalog's without loss, and a ``_change_type`` of Delta's on every row. A
+    piece that carries its versions (all but a Delta commit read on its own,
+    whose version is given) must have a ``_commit_version`` on every row, a
+    non-negative integer that never goes back: not from one row to the next,
+    nor from the piece before. And a log deletes only what it holds: at the
+    end of each version, every record's multiplicity summed over all that
+    was taken is at least zero. A Delta commit read on its own is not checked
+    for that: its feed is made of the rows the commit removed, so it cannot
+    hold such a delete (and its table's rows before it are not at hand).
+
+    A failure is a ``ChangeLogError`` naming the piece (its file, or its
+    Delta commit), the row counted from 1 and the column, and showing values
+    as SQL does.
+
+    Invariant: ``held`` maps each record of the versioned pieces taken (by
+    ``_keys``: NaN one value, -0.0 as 0.0, as Spark SQL compares them) to its
+    multiplicity over them, which is positive (a record at zero is absent);
+    ``version`` is the highest version taken (-1 before any), the last row
+    of the piece ``where``.
+    """
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+        self.held: dict[tuple, int] = {}
+        self.version = -1
+        self.where = ""
+
+    def take(self, pieces: Sequence[tuple[pyarrow.Table, str]], version: int | None = None) -> CheckedLog:
+        """The next ``pieces`` of the log, each ``(rows, where)`` (``where`` names it in messages), checked with
+        what was taken before; with ``version``, the pieces are a Delta commit read on its own, at that version.
+
+        Raises:
+            ChangeLogError: a piece fails a check (see the class); the history is of no further use then.
+        """
+        import pyarrow
+
+        checked = [self._piece(rows, where, version) for rows, where in pieces]
+        log = pyarrow.concat_tables(checked) if checked else log_schema(self.table).empty_table()
+        if version is None:
+            self._check_deletes(log, [(where, piece.num_rows) for (_, where), piece in zip(pieces, checked,
+                                                                                           strict=True)])
+        else:
+            self.version = max(self.version, version)
+        return CheckedLog(self.table, log)
+
+    def _piece(self, rows: pyarrow.Table, where: str, version: int | None) -> pyarrow.Table:
+        """One piece, checked but for its deletes, in ``log_schema``."""
+        import pyarrow
+
+        columns = _columns(rows, self.table, where)
+        kinds = self._change_types(rows, where)
+        if version is None:
+            versions = self._versions(rows, where)
+        else:
+            versions = pyarrow.repeat(pyarrow.scalar(version, pyarrow.int64()), rows.num_rows)
+        return pyarrow.Table.from_arrays([*columns, kinds, versions, multiplicities(kinds)],
+                                         schema=log_schema(self.table))
+
+    def _change_types(self, rows: pyarrow.Table, where: str) -> pyarrow.ChunkedArray:
+        """The piece's ``_change_type``, checked to be Delta's on every row."""
+        import pyarrow
+        import pyarrow.compute as pc
+
+        _require(rows, CHANGE_TYPE, where)
+        kinds = rows.column(CHANGE_TYPE)
+        if not is_text(kinds.type):
+            raise ChangeLogError(f"{where}: column {CHANGE_TYPE} is {sql_words(kinds.type)}, not a STRING")
+        kinds = kinds.cast(pyarrow.string())
+        bad = pc.index(pc.is_in(kinds, value_set=pyarrow.array(list(MULTIPLICITIES))), False).as_py()
+        if bad >= 0:
+            raise ChangeLogError(f"{where}, row {bad + 1} (counted from 1), column {CHANGE_TYPE}: "
+                                 f"{sql_text(kinds[bad].as_py())} is not one of Delta's change types "
+                                 f"({', '.join(MULTIPLICITIES)})")
+        return kinds
+
+    def _versions(self, rows: pyarrow.Table, where: str) -> pyarrow.Array:
+        """The piece's ``_commit_version``, checked: a non-negative integer on every row, never going back within
+        the piece or from the piece before; ``version`` and ``where`` move on to its last row."""
+        import pyarrow
+        import pyarrow.compute as pc
+
+        _require(rows, VERSION, where)
+        column = rows.column(VERSION)
+        if not pyarrow.types.is_integer(column.type):
+            raise ChangeLogError(f"{where}: column {VERSION} is {sql_words(column.type)}, not an integer")
+        versions = column.cast(pyarrow.int64()).combine_chunks()
+        bad = pc.index(pc.fill_null(pc.less(versions, 0), True), True).as_py()
+        if bad >= 0:
+            raise ChangeLogError(f"{where}, row {bad + 1} (counted from 1), column {VERSION}: "
+                                 f"{sql_text(versions[bad].as_py())} is not a version (a non-negative integer)")
+        if not len(versions):
+            return versions
+        back = pc.index(pc.less(versions.slice(1), versions.slice(0, len(versions) - 1)), True).as_py()
+        if back >= 0:
+            raise ChangeLogError(f"{where}, row {back + 2} (counted from 1), column {VERSION}: goes back from "
+                                 f"{versions[back]} to {versions[back + 1]}; a change log lists versions in order "
+                                 f"(write it sorted: .orderBy('{VERSION}'))")
+        if versions[0].as_py() < self.version:
+            raise ChangeLogError(f"{where}, row 1 (counted from 1), column {VERSION}: goes back from {self.version} "
+                                 f"in {self.where} to {versions[0]}; a log's files, in the order they are read (by "
+                                 f"name; with commit markers, commit by commit), follow versions (write it sorted: "
+                                 f".orderBy('{VERSION}'))")
+        self.version, self.where = versions[-1].as_py(), where
+        return versions
+
+    def _check_deletes(self, log: pyarrow.Table, pieces: list[tuple[str, int]]) -> None:
+        """Add ``log``'s changes to ``held``, a version at a time (its inserts, then its deletes), refusing a delete
+        of a record that is not held. ``pieces`` are ``(where, rows)`` of the pieces ``log`` joins, to name one."""
+        keys = self._keys(log)
+        row_multiplicities = log.column(MULTIPLICITY).to_pylist()
+        held = self.held
+        deletes: list[int] = []  # rows of the version at hand that delete: applied once its inserts are
+
+        def delete() -> None:
+            for row in deletes:
+                left = held.get(keys[row], 0) + row_multiplicities[row]
+                if left < 0:
+                    raise self._not_held(log, row, pieces)
+                if left:
+                    held[keys[row]] = left
+                else:
+                    held.pop(keys[row], None)
+            deletes.clear()
+
+        current = None
+        for row, version in enumerate(log.column(VERSION).to_pylist()):
+            if version != current:
+                delete()
+                current = version
+            if row_multiplicities[row] > 0:
+                held[keys[row]] = held.get(keys[row], 0) + row_multiplicities[row]
+            else:
+                deletes.append(row)
+        delete()
+
+    def _not_held(self, log: pyarrow.Table, row: int, pieces: list[tuple[str, int]]) -> ChangeLogError:
+        """The error for ``log``'s ``row``, a delete of a record the table does not hold, naming its piece and row."""
+        ends = list(itertools.accumulate(size for _, size in pieces))
+        piece = bisect.bisect_right(ends, row)
+        where, first = pieces[piece][0], ends[piece] - pieces[piece][1]
+        [change] = CheckedLog(self.table, log.slice(row, 1)).changes()
+        return ChangeLogError(
+            f"{where}, row {row - first + 1} (counted from 1): table {self.table} has no row "
+            f"{record_text(TABLES[self.table].names, change.record)} to delete at version {change.version}; a log "
+            f"may only delete rows the table holds")
+
+    def _keys(self, log: pyarrow.Table) -> list[tuple]:
+        """Each row's record as a key that compares as Spark SQL compares records: a DOUBLE's bits once every NaN
+        is one NaN and -0.0 is 0.0; a DECIMAL's (of one scale), a TIMESTAMP's and a DATE's bits; the rest as they
+        are. (No ``Decimal`` or ``datetime`` is made: a large log's keys cost a few of Arrow's passes.)"""
+        import pyarrow
+        import pyarrow.compute as pc
+
+        types = pyarrow.types
+        columns = []
+        for name in TABLES[self.table].names:
+            column = log.column(name).combine_chunks()
+            kind = column.type
+            if types.is_floating(kind):
+                zero = pyarrow.scalar(0.0, kind)
+                one_nan = pc.if_else(pc.is_nan(column), pyarrow.scalar(float("nan"), kind), column)
+                column = pc.if_else(pc.equal(one_nan, zero), zero, one_nan).view(_bits(kind))
+            elif types.is_decimal(kind):
+                column = column.view(pyarrow.binary(kind.byte_width))
+            elif types.is_timestamp(kind) or types.is_date(kind):
+                column = column.view(_bits(kind))
+            columns.append(column.to_pylist())
+        return list(zip(*columns, strict=True))
+
+
+def _bits(kind: pyarrow.DataType) -> pyarrow.DataType:
+    """The integer type of ``kind``'s width (a float's, a timestamp's or a date's), to view its values as bits."""
+    import pyarrow
+
+    return pyarrow.int64() if kind.bit_width == 64 else pyarrow.int32()
+
+
+def _require(rows: pyarrow.Table, name: str, where: str) -> None:
+    if name not in rows.column_names:
+        raise ChangeLogError(f"{where}: column {name} is missing; a change log has the table's columns, "
+                             f"{CHANGE_TYPE} and {VERSION} (Delta's change data feed)")
+
+
+def log_files(folder: str, table: str) -> list[str]:
+    """The files of ``table``'s change log in the Parquet layout under ``folder`` (``folder/<table>``), in the
+    order the log is read: those the data set's commit markers name, commit by commit (a file that landed
+    without its marker is not part of the log yet); without markers, every file of the table's folder, by name.
+
+    Raises:
+        ChangeLogError: the table's folder is missing.
+        CommitError: a marker is missing before a later one.
+    """
+    from .inputs import data_files
+
+    path = table_path(folder, table)
+    if not os.path.isdir(path):
+        raise ChangeLogError(f"no change log at {path}; write one with `python -m final.spark generate`")
+    numbers = _markers(folder)
+    if not numbers:
+        return sorted(data_files(path))
+    return [file for number in numbers for file in marker_files(folder, number).get(table, [])]
+
+
+def read_log(files: Sequence[str], table: str) -> CheckedLog:
+    """``table``'s change log made of the Parquet ``files``, in their order (``log_files``), checked whole.
+
+    Raises:
+        ChangeLogError: a file does not read as Parquet, or fails a check of ``History``.
+    """
+    return History(table).take([(_read_parquet(path), path) for path in files])
+
+
+def read_feed(path: str, table: str) -> CheckedLog:
+    """The whole change data feed of ``table``'s Delta table at ``path``, checked as one piece (``History``).
+
+    Raises:
+        ChangeLogError: the feed fails a check of ``History``.
+    """
+    from . import delta
+
+    return History(table).take([(delta.change_feed(path), f"table {table} ({path})")])
+
+
+def read_commit(folder: str, commit: Commit, histories: dict[str, History] | None = None) -> list[Change]:
+    """Every change ``commit`` holds (``read_commit_logs``), in order."""
+    return [change for log in read_commit_logs(folder, commit, histories) for change in log.changes()]
+
+
+def read_commit_logs(folder: str, commit: Commit, histories: dict[str, History] | None = None) -> list[CheckedLog]:
+    """The changes of each table ``commit`` changes, checked, in the order read.
+
+    A Delta commit's changes are the table's change data feed at that
+    version; a Parquet commit's, the files its marker names, in its order.
+    ``histories`` keeps each table's ``History`` from one call to the next (a
+    follow's, so that a Parquet commit may delete rows the commits before it
+    inserted); without it, a commit is checked on its own.
+
+    Raises:
+        ChangeLogError: a change fails a check (``History``).
+        CommitError: a file the marker names is gone; a Delta table has no change data feed, or it does not read.
+    """
+    histories = {} if histories is None else histories
     if commit.table == MARKERS:
-        found: list[Change] = []
+        logs = []
         for table, paths in marker_files(folder, commit.number).items():
             for path in paths:
                 if not os.path.exists(path):
                     raise CommitError(f"{path} is gone: commit {commit.number} of {folder} named it; a log only "
                                       f"grows (write a new log, and follow it with a new --out and --checkpoint)")
-                found += _checked(_read_parquet(path), table, path, versioned=True)
-        return found
+            history = histories.setdefault(table, History(table))
+            logs.append(history.take([(_read_parquet(path), path) for path in paths]))
+        return logs
     from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError
+
+    from . import delta
 
     path = table_path(folder, commit.table)
     where = f"table {commit.table} ({path}), commit {commit.number} ({DELTA_LOG}/{commit.number:020d}.json)"
@@ -253,22 +541,12 @@ def read_commit(folder: str, commit: Commit) -> list[Change]:
         raise CommitError(f"{where}: the table has no change data feed; create it with the property "
                           f"delta.enableChangeDataFeed = true (write_deltalake(..., configuration="
                           f"{{'delta.enableChangeDataFeed': 'true'}}))")
-    import pyarrow
-
     try:
-        feed = pyarrow.table(table.load_cdf(starting_version=commit.number, ending_version=commit.number).read_all())
+        feed = delta.change_feed(table, commit.number, commit.number)
     except DeltaError as error:
         raise CommitError(f"{where}: its change data feed does not read ({str(error).splitlines()[0]})") from error
-    return _checked(feed, commit.table, where, versioned=False, version=commit.number)
-
-
-def locate(folder: str, commit: Commit, table: str, version: int, record: tuple) -> str:
-    """Where Parquet commit ``commit`` retracts ``record`` of ``table`` at ``version``: "file F, row R"."""
-    for path in marker_files(folder, commit.number).get(table, []):
-        for row, (at, _, found, multiplicity) in enumerate(_checked(_read_parquet(path), table, path, True), 1):
-            if at == version and found == record and multiplicity < 0:
-                return f"{path}, row {row} (counted from 1)"
-    return f"commit {commit.number}"
+    history = histories.setdefault(commit.table, History(commit.table))
+    return [history.take([(feed, where)], version=commit.number)]
 
 
 def _read_parquet(path: str) -> pyarrow.Table:
@@ -278,7 +556,8 @@ def _read_parquet(path: str) -> pyarrow.Table:
     try:
         return pyarrow.parquet.read_table(path)
     except (OSError, pyarrow.ArrowInvalid) as error:
-        raise CommitError(f"{path} does not read as Parquet ({str(error).splitlines()[0]}); write it again") from error
+        raise ChangeLogError(f"{path} does not read as Parquet ({str(error).splitlines()[0]}); write it again"
+                             ) from error
 
 
 def _columns(feed: pyarrow.Table, table: str, where: str) -> list[pyarrow.ChunkedArray]:
@@ -287,77 +566,57 @@ def _columns(feed: pyarrow.Table, table: str, where: str) -> list[pyarrow.Chunke
     names = set(feed.column_names) - {CHANGE_TYPE, VERSION, TIMESTAMP}
     for name in expected.names:
         if name not in names:
-            raise CommitError(f"{where}: column {name} is missing; table {table} has the columns "
-                              f"{', '.join(expected.names)}")
+            raise ChangeLogError(f"{where}: column {name} is missing; table {table} has the columns "
+                                 f"{', '.join(expected.names)}")
     extra = sorted(names - set(expected.names))
     if extra:
-        raise CommitError(f"{where}: column {extra[0]} is not a column of table {table}, which has "
-                          f"{', '.join(expected.names)}")
+        raise ChangeLogError(f"{where}: column {extra[0]} is not a column of table {table}, which has "
+                             f"{', '.join(expected.names)}")
     return [_typed(feed.column(field.name), field, table, where) for field in expected]
 
 
 def records(rows: pyarrow.Table, table: str, where: str) -> list[tuple]:
-    """A table's rows (a Delta table as of a version), checked like a commit's, as records."""
-    columns = _columns(rows, table, where)
-    return list(zip(*(column.to_pylist() for column in columns), strict=True))
+    """A table's rows (a Delta table as of a version), checked like a log's columns, as records.
+
+    Raises:
+        ChangeLogError: a column is missing, is not the table's, or has a type that does not convert.
+    """
+    return list(zip(*(_values(column) for column in _columns(rows, table, where)), strict=True))
 
 
-def _checked(feed: pyarrow.Table, table: str, where: str, versioned: bool, version: int = 0) -> list[Change]:
-    """``feed`` (a table's changes in the change-feed columns) as changes, after checking it as a whole."""
+def _values(column: pyarrow.ChunkedArray) -> list:
+    """A typed column's values as a record holds them: a TIMESTAMP as a naive datetime in UTC."""
     import pyarrow
 
-    columns = _columns(feed, table, where)
-    required = [CHANGE_TYPE] + ([VERSION] if versioned else [])
-    for name in required:
-        if name not in feed.column_names:
-            raise CommitError(f"{where}: column {name} is missing; a change log has the table's columns, "
-                              f"{CHANGE_TYPE} and {VERSION} (Delta's change data feed)")
-    changes = feed.column(CHANGE_TYPE)
-    if not _is_text(changes.type):
-        raise CommitError(f"{where}: column {CHANGE_TYPE} is {_sql_kind(changes.type)}, not a STRING")
-    kinds = changes.to_pylist()
-    for row, kind in enumerate(kinds, 1):
-        if kind not in MULTIPLICITIES:
-            raise CommitError(f"{where}, row {row} (counted from 1), column {CHANGE_TYPE}: {sql_text(kind)} is not "
-                              f"one of Delta's change types ({', '.join(MULTIPLICITIES)})")
-    if versioned:
-        versions_column = feed.column(VERSION)
-        if not pyarrow.types.is_integer(versions_column.type):
-            raise CommitError(f"{where}: column {VERSION} is {_sql_kind(versions_column.type)}, not an integer")
-        versions = versions_column.to_pylist()
-        for row, at in enumerate(versions, 1):
-            if at is None or at < 0:
-                raise CommitError(f"{where}, row {row} (counted from 1), column {VERSION}: {sql_text(at)} is not a "
-                                  f"version (a non-negative integer)")
-    else:
-        versions = [version] * len(kinds)
-    rows = zip(*(column.to_pylist() for column in columns), strict=True)
-    return [(at, table, record, MULTIPLICITIES[kind]) for at, kind, record in zip(versions, kinds, rows,
-                                                                                   strict=True)]
+    if pyarrow.types.is_timestamp(column.type):
+        column = column.cast(pyarrow.timestamp(column.type.unit))
+    return column.to_pylist()
 
 
 def _typed(column: pyarrow.ChunkedArray, field: pyarrow.Field, table: str, where: str) -> pyarrow.ChunkedArray:
-    """``column`` as ``field``'s type: the same type, or a timestamp in another unit or zone (pandas writes
-    nanoseconds) that converts without loss; timestamps come out naive, in UTC, as Spark's rows give them."""
+    """``column`` as ``field``'s type: the same type, or one whose every value it holds as it is: a timestamp in
+    another unit or zone (pandas writes nanoseconds; a timestamp without a zone is taken to be in UTC), text of
+    another string type, a narrower type (``_widens``)."""
     import pyarrow
+    import pyarrow.compute as pc
 
     kind = column.type
     if pyarrow.types.is_timestamp(field.type) and pyarrow.types.is_timestamp(kind):
         try:
-            return column.cast(pyarrow.timestamp("us", tz=kind.tz)).cast(pyarrow.timestamp("us"))
+            return column.cast(field.type)
         except pyarrow.ArrowInvalid:
-            values = column.to_pylist()
-            row = next(row for row, value in enumerate(values, 1)
-                       if value is not None and getattr(value, "nanosecond", 0))
-            raise CommitError(f"{where}, row {row} (counted from 1), column {field.name}: {values[row - 1]} has "
-                              f"nanoseconds; a TIMESTAMP holds microseconds") from None
+            ticks = column.cast(pyarrow.int64())
+            row = pc.index(pc.not_equal(ticks, pc.multiply(pc.divide(ticks, 1000), 1000)), True).as_py()
+            raise ChangeLogError(f"{where}, row {row + 1} (counted from 1), column {field.name}: "
+                                 f"{column.cast(pyarrow.string())[row]} has nanoseconds; a TIMESTAMP holds "
+                                 f"microseconds") from None
     if kind == field.type:
         return column
-    if (pyarrow.types.is_string(field.type) and _is_text(kind)) or _widens(kind, field.type):
+    if (pyarrow.types.is_string(field.type) and is_text(kind)) or _widens(kind, field.type):
         return column.cast(field.type)
     wanted = dict(TABLES[table].columns)[field.name]
-    raise CommitError(f"{where}: column {field.name} is {_sql_kind(kind)}, but table {table} has it as {wanted}; "
-                      f"write it with that type (e.g. pandas: .astype({_pandas_hint(wanted)!r}))")
+    raise ChangeLogError(f"{where}: column {field.name} is {sql_words(kind)}, but table {table} has it as {wanted}; "
+                         f"write it with that type (e.g. pandas: .astype({pandas_type(wanted)!r}))")
 
 
 def _widens(kind: pyarrow.DataType, wanted: pyarrow.DataType) -> bool:
@@ -373,32 +632,6 @@ def _widens(kind: pyarrow.DataType, wanted: pyarrow.DataType) -> bool:
     if types.is_decimal(kind) and types.is_decimal(wanted):
         return kind.scale == wanted.scale and kind.precision <= wanted.precision
     return False
-
-
-def _is_text(kind: pyarrow.DataType) -> bool:
-    import pyarrow
-
-    return pyarrow.types.is_string(kind) or pyarrow.types.is_large_string(kind) or pyarrow.types.is_string_view(kind)
-
-
-def _sql_kind(kind: pyarrow.DataType) -> str:
-    """An Arrow type in Spark SQL's words, for messages."""
-    import pyarrow
-
-    names = {pyarrow.int64(): "BIGINT", pyarrow.int32(): "INT", pyarrow.int16(): "SMALLINT", pyarrow.int8(): "TINYINT",
-             pyarrow.float64(): "DOUBLE", pyarrow.float32(): "FLOAT", pyarrow.string(): "STRING",
-             pyarrow.large_string(): "STRING", pyarrow.string_view(): "STRING", pyarrow.bool_(): "BOOLEAN",
-             pyarrow.date32(): "DATE"}
-    if kind in names:
-        return names[kind]
-    if pyarrow.types.is_decimal(kind):
-        return f"DECIMAL({kind.precision},{kind.scale})"
-    return str(kind)
-
-
-def _pandas_hint(kind: str) -> str:
-    return {"BIGINT": "Int64", "INT": "Int32", "SMALLINT": "Int16", "TINYINT": "Int8", "DOUBLE": "float64",
-            "STRING": "string", "BOOLEAN": "boolean"}.get(kind.upper(), "object")
 
 
 # The stream: Spark keeps the offsets, the rows name the commits.

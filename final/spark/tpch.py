@@ -263,11 +263,11 @@ def check(folder: str, numbers: Iterable[int] = range(1, 23), log: Callable[[str
     from .incremental import IncrementalQuery
     from .own_tables import bound, link, read_tables
     from .sources import Commit, commits_between, newest_commits, read_commit
-    from .sql import SqlError, compile_sql
+    from .sql import SqlError, Tables, compile_sql
 
     texts = queries()
     own = read_tables([f"{table}={os.path.join(folder, table)}" for table in TABLES])
-    schemas = {table.table.name: table.table for table in own}
+    provider = Tables({table.table.name: table.table for table in own}, BOUND)  # the bound data set's tables
     results = []
     with bound(own), tempfile.TemporaryDirectory() as scratch:
         linked = link(os.path.join(work or scratch, BOUND), own, fresh=True)
@@ -282,7 +282,7 @@ def check(folder: str, numbers: Iterable[int] = range(1, 23), log: Callable[[str
             result = QueryCheck(number)
             results.append(result)
             try:
-                query = compile_sql(spark_text(texts[number], number), schemas, f"q{number:02d}")
+                query = compile_sql(spark_text(texts[number], number), provider, f"q{number:02d}")
             except SqlError as error:
                 result.refused = str(error)
                 continue

@@ -18,7 +18,13 @@ dialect as Spark 4.3 reads strings: ``dialect``), then:
 
 It returns a ``SqlQuery``: a catalog ``Query`` whose ``build`` makes the
 dataflow from one input stream per table it reads, and whose ``sql`` is the
-text Spark SQL runs from scratch. The pipeline runs it like the built-in
+text Spark SQL runs from scratch. The tables reach the compiler through an
+interface, as DataFusion's planner asks a ``ContextProvider`` for them: a
+``TableProvider`` gives the tables and names the data set a query over some
+of them belongs to (the pipeline's catalog is one: ``catalog.CATALOG``), or
+a plain mapping of tables is taken as one of no data set (``Tables``). So
+this package imports nothing from the catalog, which compiles its own SQL
+files with it. The pipeline runs it like the built-in
 queries: ``python -m final.spark run --sql FILE.sql`` checks it against Spark
 SQL at every version, ``follow`` keeps it up to date, ``explain`` prints each
 layer and draws the dataflow.
@@ -37,9 +43,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import sqlglot
 from sqlglot import exp
@@ -55,7 +61,32 @@ from .rules import rewrite
 from .scalar import Ref
 from .types import SqlType
 
-__all__ = ["SqlError", "SqlQuery", "SqlRuntimeError", "compile_sql", "explain", "load"]
+__all__ = ["SqlError", "SqlQuery", "SqlRuntimeError", "TableProvider", "Tables", "compile_sql", "explain", "load"]
+
+NO_DATASET = "sql"
+"""The data set of a query compiled over tables that belong to none (``Tables``)."""
+
+
+class TableProvider(Protocol):
+    """Where the compiler finds the tables a query may read (DataFusion's ``ContextProvider``): ``tables`` maps
+    each name to its ``Table``, and ``dataset_of(inputs)`` names the data set that a query reading the tables
+    ``inputs`` belongs to, which the pipeline generates, runs, follows and checks it over."""
+
+    @property
+    def tables(self) -> Mapping[str, Table]: ...
+
+    def dataset_of(self, inputs: Sequence[str]) -> str: ...
+
+
+@dataclass(frozen=True)
+class Tables:
+    """A ``TableProvider`` of the ``tables`` given, every query over them of the one data set ``dataset``."""
+
+    tables: Mapping[str, Table]
+    dataset: str = NO_DATASET
+
+    def dataset_of(self, inputs: Sequence[str]) -> str:
+        return self.dataset
 
 
 @dataclass(frozen=True)
@@ -90,16 +121,19 @@ class SqlQuery(Query):
         return self.name, self.sql, self.schemas
 
 
-def compile_sql(text: str, tables: Mapping[str, Table], name: str = "query", source: str = "") -> SqlQuery:
-    """The query in ``text`` over ``tables`` (name -> ``Table``), as a ``SqlQuery`` named ``name``.
+def compile_sql(text: str, tables: TableProvider | Mapping[str, Table], name: str = "query", source: str = ""
+                ) -> SqlQuery:
+    """The query in ``text`` over ``tables`` (a ``TableProvider``, or name -> ``Table``: ``Tables``), as a
+    ``SqlQuery`` named ``name``, of the data set the provider names for the tables it reads.
 
     Raises:
         SqlError: ``text`` is not one query of the subset over these tables; the message names the construct,
             its line and column.
     """
+    provider = Tables(tables) if isinstance(tables, Mapping) else tables
     node = parse(text)
     columns = {}
-    for table in tables.values():
+    for table in provider.tables.values():
         try:
             columns[table.name] = [(column, SqlType.of_text(kind)) for column, kind in table.columns]
         except ValueError as error:
@@ -119,21 +153,18 @@ def compile_sql(text: str, tables: Mapping[str, Table], name: str = "query", sou
     def build(*streams: Any) -> Any:
         return lower(plan, Env(dict(zip(inputs, streams, strict=True)), streams[0].builder))
 
-    from ..catalog import DATASETS  # the catalog compiles its own SQL files with this module
-
-    datasets = [dataset for dataset, members in DATASETS.items() if set(inputs) <= set(members)]
     partition_by = _partitioning(bound, inputs) if not recursive else None
     return SqlQuery(
-        name=name, dataset=datasets[0] if datasets and inputs else "sql", inputs=inputs, columns=tuple(names),
+        name=name, dataset=provider.dataset_of(inputs), inputs=inputs, columns=tuple(names),
         build=build, sql=text, source=source or f"{name}.sql", key=_key(bound, names),
         partition_by=partition_by, types=tuple(str(f.type) for f in plan.fields),
-        schemas={table: tables[table] for table in inputs}, recursive=recursive, plan=plan, bound=bound,
+        schemas={table: provider.tables[table] for table in inputs}, recursive=recursive, plan=plan, bound=bound,
         rules=tuple(applied),
     )
 
 
-def load(path: str, tables: Mapping[str, Table]) -> SqlQuery:
-    """The query in the file ``path``, named by its stem, over ``tables``.
+def load(path: str, tables: TableProvider | Mapping[str, Table]) -> SqlQuery:
+    """The query in the file ``path``, named by its stem, over ``tables`` (as ``compile_sql`` takes them).
 
     Leading comment lines may say where the query comes from
     (``-- source: ...``, shown in reports) and how the pipeline may split
