@@ -13,7 +13,10 @@ takes it: ``run``'s (``read_log``, the whole log) refuses what ``follow``'s
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import subprocess
+import sys
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
@@ -241,3 +244,24 @@ def test_a_delete_of_text_names_the_row_as_sql_shows_it() -> None:
     with pytest.raises(ChangeLogError, match=re.escape("agent.parquet, row 3 (counted from 1): table agent has no row "
                                                        "(zc = 2, agent_name = 'O''Neil') to delete at version 1")):
         sources.History("agent").take([(changes, "agent.parquet")])
+
+
+@pytest.mark.slow  # a Python process of its own
+def test_a_table_whose_files_vacuum_removed_fails_to_read_without_aborting_the_process(tmp_path: Path) -> None:
+    """``delta.read_table`` of a version whose files are gone raises, and the process then exits as Python does.
+    Through ``deltalake``'s own file system (Python, called from Arrow's I/O threads) the process aborted as
+    it exited, after the error was handled (``terminate called without an active exception``, exit 134)."""
+    from deltalake import DeltaTable
+
+    path = tmp_path / "edges"
+    for number in range(8):  # eight files, read at once
+        delta.apply_changes(str(path), EDGES, [(number, number, "insert")], None)
+    DeltaTable(str(path)).delete("src >= 0")
+    DeltaTable(str(path)).vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
+    code = ("import sys\nfrom final.spark import delta\ntry:\n    delta.read_table(sys.argv[1], 7)\n"
+            "except FileNotFoundError as error:\n    print(type(error).__name__)\n")
+    root = Path(__file__).resolve().parents[1]
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", code, str(path)], cwd=root, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "FileNotFoundError\n", "")

@@ -31,7 +31,7 @@ import pytest
 from final.spark import datasets, delta, pipeline, sources
 from final.spark.catalog import QUERIES, TABLES, queries_of
 from final.spark.changelog import MULTIPLICITY, VERSION
-from final.spark.follow import KILL_VARIABLE, FollowError, follow, output_columns, read_output, verify
+from final.spark.follow import KILL_VARIABLE, FollowError, follow, lag, output_columns, read_output, verify
 from final.spark.sqlfloat import sql_row
 
 pytestmark = pytest.mark.slow  # Spark: JVMs, a few minutes
@@ -354,6 +354,68 @@ def test_a_checkpoint_refuses_tables_written_anew(spark, tmp_path) -> None:
     with pytest.raises(FollowError, match=r"bound commit 0 of table edges, which .* holds as made at another time "
                                           r"\(the table was written again\): .*follow them with a new --out"):
         follow(spark, str(logs), str(out), log=lambda line: None)
+
+
+def trips_table(logs: Path, commits: list[list[dict]]) -> Path:
+    """``logs/trips/trips``, a Delta table of trips (change data feed on) with one commit per list of rows."""
+    from deltalake import write_deltalake
+
+    path = logs / "trips" / "trips"
+    for rows in commits:
+        write_deltalake(str(path), pyarrow.Table.from_pylist(rows, schema=sources.table_schema("trips")),
+                        mode="append", configuration=delta.FEED)
+    return path
+
+
+def test_available_now_applies_every_commit_there_when_it_starts_after_a_kill(tmp_path) -> None:
+    """Killed as its micro-batch arrived, a follow leaves that batch in Spark's offset log, not done; a commit
+    lands; ``--available-now`` must apply it too. Spark runs a source without ``SupportsTriggerAvailableNow``
+    for one micro-batch, the one its log holds: it said "through version 2" and left commit 3 unbound."""
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    path = trips_table(logs, [[trip(1)], [trip(2)], [trip(3)]])
+    assert run_follow(logs, out, "batch:1").returncode == -9
+    trips_table(logs, [[trip(4)]])
+    assert delta.version(str(path)) == 3
+    finished = run_follow(logs, out)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert "followed: trips through version 3" in finished.stdout
+    assert [str(found) for found in lag(str(logs), str(out))] == [
+        "trips: 4 of 4 commits bound, applied through version 3 of 3 (caught up)"]
+
+
+def test_a_restart_after_vacuum_says_so_in_one_line_and_exits_2(tmp_path) -> None:
+    """VACUUM with no retention removes the files of the version a restart reads its table as of: the restart
+    says so in one line, exit 2. It aborted after that line (``terminate called without an active
+    exception``, exit 134): ``deltalake``'s reader handed Arrow a file system written in Python."""
+    from deltalake import DeltaTable
+
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    path = trips_table(logs, [[trip(number)] for number in range(8)])  # eight files, all read at a restart
+    assert run_follow(logs, out).returncode == 0
+    DeltaTable(str(path)).delete("trip_id >= 0")  # every file removed, then deleted
+    DeltaTable(str(path)).vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
+    for _ in range(2):
+        restarted = run_follow(logs, out)
+        assert restarted.returncode == 2, restarted.stderr[-2000:]
+        assert restarted.stderr.count("\n") == 1 and restarted.stderr.startswith(
+            f"error: table trips ({path}) as of commit 7 does not read ("), restarted.stderr
+        assert "if VACUUM removed its files, follow the tables anew" in restarted.stderr
+
+
+def test_a_commit_whose_changes_vacuum_removed_is_named(tmp_path, capsys) -> None:
+    from deltalake import DeltaTable
+
+    from final.spark.__main__ import main
+
+    logs = tmp_path / "logs"
+    path = trips_table(logs, [[trip(1), trip(2)]])
+    DeltaTable(str(path)).delete("trip_id = 2")
+    DeltaTable(str(path)).delete("trip_id = 1")
+    DeltaTable(str(path)).vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
+    assert main(["follow", "--logs", str(logs), "--out", str(tmp_path / "out"), "--available-now"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith(f"error: table trips ({path}), commit 0 "), error
+    assert "its change data feed does not read" in error and "VACUUM must keep the files" in error
 
 
 def test_follow_refuses_a_folder_without_data_sets(tmp_path: Path) -> None:

@@ -148,10 +148,24 @@ def files_at(path: str, at: int) -> list[str]:
 
 
 def read_table(path: str, at: int) -> pyarrow.Table:
-    """The Delta table at ``path`` as of version ``at``."""
+    """The Delta table at ``path`` (a local folder) as of version ``at``.
+
+    Its files are read through Arrow's own local file system. ``deltalake``'s
+    default hands Arrow a file system written in Python, which Arrow's I/O
+    threads call into: when a read fails (a file that ``VACUUM`` removed), the
+    reads still in flight call into Python as the interpreter exits, Python
+    ends those threads under C++ code, and the process aborts (``terminate
+    called without an active exception``, exit 134) after its error was said.
+
+    Raises:
+        OSError: a file of that version is gone or does not read (``FileNotFoundError`` names it).
+        DeltaError: the table's log does not hold version ``at``.
+    """
+    import pyarrow.fs
     from deltalake import DeltaTable
 
-    return DeltaTable(path, version=at).to_pyarrow_table()
+    files = pyarrow.fs.SubTreeFileSystem(os.path.realpath(path), pyarrow.fs.LocalFileSystem())
+    return DeltaTable(path, version=at).to_pyarrow_dataset(filesystem=files).to_table()
 
 
 def change_feed(table: str | DeltaTable, first: int = 0, last: int | None = None) -> pyarrow.Table:

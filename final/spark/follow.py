@@ -524,6 +524,26 @@ class Follower:
         for bound, (_, changes) in zip(bindings, reads, strict=True):
             self._hold(bound, changes)
 
+    def check_reached(self, present: dict[str, int]) -> None:
+        """Refuse to report success before every commit of ``present`` (each source's newest, as
+        ``sources.newest_commits`` gives them) is bound and applied.
+
+        Raises:
+            FollowError: a commit of ``present`` is not bound, or a bound version is not applied; it names them.
+        """
+        left = []
+        for source, number in present.items():
+            first = self.newest.get(source, -1) + 1
+            if first <= number:
+                commits = f"commit {first}" if first == number else f"commits {first}..{number}"
+                left.append(f"{self._name(Commit(source, first, 0))}: {commits}")
+        if self.applied < self.bound_through:
+            left.append(f"versions {self.applied + 1}..{self.bound_through}, bound but not applied")
+        if left:
+            raise FollowError(f"{self.dataset}: --available-now stopped before applying what was there when it "
+                              f"started: {'; '.join(left)} (applied through version {self.applied}); nothing is "
+                              f"lost: start the same command again to apply them")
+
     def _hold(self, bound: Bound, changes: list[Change]) -> None:
         """Keep ``changes`` for their versions (a Delta commit's: its one bound version)."""
         for version, table, record, multiplicity in changes:
@@ -661,11 +681,13 @@ def follow(
                                 folder=found.folder)
             follower.restore()
             follower.advance()
+            present = sources.newest_commits(follower.folder, name)
             # The source runs in a Python worker, which knows no bound table: it is told the data set's tables.
-            stream = (spark.readStream.format(sources.CommitStream.name()).option("folder", follower.folder)
+            reader = (spark.readStream.format(sources.CommitStream.name()).option("folder", follower.folder)
                       .option("dataset", name).option("tables", json.dumps(DATASETS[name]))
                       .option("start", json.dumps(follower.newest))
-                      .option("grace_ms", "0" if available_now else str(GRACE_MS)).load())
+                      .option("grace_ms", "0" if available_now else str(GRACE_MS)))
+            stream = (reader.option("until", json.dumps(present)) if available_now else reader).load()
             trigger = {"availableNow": True} if available_now else {"processingTime": f"{trigger_seconds} seconds"}
             stream_query = (stream.writeStream.foreachBatch(follower.on_batch)
                             .option("checkpointLocation", os.path.join(checkpoint, name, "spark"))
@@ -674,6 +696,7 @@ def follow(
             streams.append(stream_query)
             if available_now:
                 _await([follower], [stream_query], stop)
+                follower.check_reached(present)
         if not available_now:
             _await(followers, streams, stop)
     return {follower.dataset: follower.applied for follower in followers}

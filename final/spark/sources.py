@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from .arrow_types import arrow_type, is_text, pandas_type, sql_words
 from .catalog import DATASETS, TABLES
@@ -530,7 +531,6 @@ def read_commit_logs(folder: str, commit: Commit, histories: dict[str, History] 
             logs.append(history.take([(_read_parquet(path), path) for path in paths]))
         return logs
     from deltalake import DeltaTable
-    from deltalake.exceptions import DeltaError
 
     from . import delta
 
@@ -543,8 +543,12 @@ def read_commit_logs(folder: str, commit: Commit, histories: dict[str, History] 
                           f"{{'delta.enableChangeDataFeed': 'true'}}))")
     try:
         feed = delta.change_feed(table, commit.number, commit.number)
-    except DeltaError as error:
-        raise CommitError(f"{where}: its change data feed does not read ({str(error).splitlines()[0]})") from error
+    except Exception as error:  # delta-rs raises a bare Exception when a file of the feed is gone
+        raise CommitError(
+            f"{where}: its change data feed does not read ({str(error).splitlines()[0]}); a follow reads every "
+            f"commit's changes, so VACUUM must keep the files of the commits not yet followed. If they are gone, "
+            f"follow a copy of the table as it is now (a new Delta table of its rows) with a new --out and "
+            f"--checkpoint") from error
     history = histories.setdefault(commit.table, History(commit.table))
     return [history.take([(feed, where)], version=commit.number)]
 
@@ -651,6 +655,11 @@ class CommitStream(DataSource):
     ``grace_ms`` holds back the commits made in the last that many milliseconds: a commit is stamped before
     it becomes visible, so a micro-batch that takes only commits stamped before ``now - grace_ms`` sees every
     table's commits up to that moment, and commit-time order is the order commits are bound in.
+
+    Option ``until``, a JSON offset, is where a query with ``Trigger.AvailableNow`` ends: the commits there
+    when the follow started. The reader supports that trigger itself (``SupportsTriggerAvailableNow``):
+    for a source that does not, Spark runs one micro-batch instead, and after a stop or a kill that one is
+    the batch its offset log holds, so the commits that landed since were left with success reported.
     """
 
     @classmethod
@@ -662,23 +671,33 @@ class CommitStream(DataSource):
 
     def simpleStreamReader(self, schema: object) -> SimpleDataSourceStreamReader:
         return _CommitReader(self.options["folder"], self.options["dataset"], json.loads(self.options["start"]),
-                             int(self.options.get("grace_ms", "0")), json.loads(self.options.get("tables", "null")))
+                             int(self.options.get("grace_ms", "0")), json.loads(self.options.get("tables", "null")),
+                             json.loads(self.options.get("until", "null")))
 
 
-class _CommitReader(SimpleDataSourceStreamReader):
+class _CommitReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets: ``{source: newest commit delivered}``; a read delivers the complete commits after them (per
-    table, those stamped before the grace period, in order)."""
+    table, those stamped before the grace period, in order), and under ``Trigger.AvailableNow`` none after
+    ``target``."""
 
     def __init__(self, folder: str, dataset: str, start: dict[str, int], grace_ms: int,
-                 tables: list[str] | None = None) -> None:
+                 tables: list[str] | None = None, until: dict[str, int] | None = None) -> None:
         self.folder, self.dataset, self.start, self.grace_ms, self.tables = folder, dataset, start, grace_ms, tables
+        self.until = until
+        self.target: dict[str, int] | None = None
 
     def initialOffset(self) -> dict:
         return dict(self.start)
 
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.target = self.until if self.until is not None else newest_commits(self.folder, self.dataset,
+                                                                               self.tables)
+
     def read(self, start: dict) -> tuple[Iterator[tuple], dict]:
         cut = time.time() * 1000 - self.grace_ms
         newest = check_offsets(self.folder, self.dataset, start, self.tables)
+        if self.target is not None:
+            newest = {source: min(number, self.target.get(source, -1)) for source, number in newest.items()}
         end = {source: start.get(source, -1) for source in newest}
         for commit in sorted(commits_between(self.folder, self.dataset, start, newest, self.tables),
                              key=lambda found: (found.table, found.number)):
