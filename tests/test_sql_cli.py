@@ -328,3 +328,26 @@ def test_a_value_spark_sql_refuses_stops_the_follow_at_its_version_with_nothing_
     assert capsys.readouterr().out.splitlines()[-1] == "2 versions checked, 0 differences"
     assert main(["follow", *given, "--available-now"]) == 2  # a restart stops there again
     assert "fails at version 2" in one_error(capsys)
+
+
+@pytest.mark.slow
+def test_a_data_error_names_its_row_in_sql_literals(spark, tmp_path, capsys) -> None:
+    """A follow's data error names the row as Spark SQL literals, not as Python shows them (``Decimal('199.50')``,
+    ``datetime.date(...)``, ``None``): the DECIMAL as written, the text quoted as Spark reads it, NULL, a DATE."""
+    from deltalake import write_deltalake
+
+    path = tmp_path / "orders"
+    schema = pyarrow.schema([("id", pyarrow.int64()), ("shop", pyarrow.string()), ("items", pyarrow.int32()),
+                             ("total", pyarrow.decimal128(8, 2)), ("note", pyarrow.string()),
+                             ("day", pyarrow.date32())])
+    for row in ({"id": 1, "shop": "Lyon", "items": 2, "total": Decimal("20.00"), "note": "ok",
+                 "day": dt.date(2024, 5, 1)},
+                {"id": 8, "shop": "O'Neil's", "items": 0, "total": Decimal("199.50"), "note": None,
+                 "day": dt.date(2024, 5, 9)}):
+        write_deltalake(str(path), pyarrow.Table.from_pylist([row], schema=schema), mode="append",
+                        configuration=delta.FEED)
+    sql = write(tmp_path, "per_item.sql", "SELECT id, total / items AS per_item FROM orders")
+    given = ["--table", f"orders={path}", "--sql", sql, "--out", str(tmp_path / "feed")]
+    assert main(["follow", *given, "--available-now"]) == 2
+    row = "(8, 'O\\'Neil\\'s', 0, 199.50, NULL, DATE '2024-05-09')"  # a quote escaped as Spark SQL reads it
+    assert f"[DIVIDE_BY_ZERO] Division by zero (in the row {row})" in one_error(capsys)
