@@ -418,6 +418,32 @@ def test_a_commit_whose_changes_vacuum_removed_is_named(tmp_path, capsys) -> Non
     assert "its change data feed does not read" in error and "VACUUM must keep the files" in error
 
 
+def test_outputs_optimized_between_follows_and_a_kill_between_outputs_write_each_version_once(spark, tmp_path) -> None:
+    """Each output commit carries the follow's transaction identifier, so OPTIMIZE committing to the output
+    tables between two follows does not stop the next one (it did: "output table ... is at version 4, but
+    this follow is at version 3"), and a restart after a kill between one query's output and the next writes
+    each data set version once to each output table (a MERGE committed twice can leave the change feed's sum
+    unchanged, so the tables' commits are counted too)."""
+    from deltalake import DeltaTable
+
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    # New groups at each version: a MERGE that only inserts adds a file, so each output table has four.
+    trips_table(logs, [[trip(3 * commit + number, passengers=3 * commit + number) for number in range(3)]
+                       for commit in range(4)])
+    assert follow(spark, str(logs), str(out), log=lambda line: None) == {"trips": 3}
+    for query in queries_of("trips"):
+        DeltaTable(str(out / query.name)).optimize.compact()
+    assert all(delta.version(str(out / query.name)) == 4 for query in queries_of("trips"))  # OPTIMIZE committed
+    trips_table(logs, [[trip(100 + commit, passengers=commit)] for commit in range(2)])
+    assert run_follow(logs, out, "output:2").returncode == -9  # version 4 written to one output, not the others
+    finished = run_follow(logs, out)
+    assert finished.returncode == 0 and "trips through version 5" in finished.stdout, finished.stderr[-2000:]
+    assert verify(spark, str(logs), str(out)) == (6 * len(queries_of("trips")), [])
+    for query in queries_of("trips"):
+        stamped = Counter(entry.get(delta.DATASET_VERSION) for entry in DeltaTable(str(out / query.name)).history())
+        assert {version: stamped[version] for version in range(6)} == dict.fromkeys(range(6), 1), query.name
+
+
 def test_follow_refuses_a_folder_without_data_sets(tmp_path: Path) -> None:
     from final.spark.__main__ import main
 

@@ -36,10 +36,14 @@ commit to the binding and switches ``state.json`` (the last version whose
 outputs are all written); it never writes the inputs. The inputs' durable
 copy is the source itself: a restart reads each table as of its commit bound
 at that version (Delta's time travel; the Parquet log's files) into fresh
-dataflows, then applies the bound versions after it. Outputs are written
-through that version's Delta commit number: output table version ``n`` is
-data set version ``n``, so an output a killed run already committed is
-recognised and not written twice.
+dataflows, then applies the bound versions after it. Each output commit
+carries a Delta transaction identifier (``txn``): the application id is the
+follow's identity (made once, kept in ``queries.json``) and the query's
+name, the version the data set version it brings the output to. A restart
+reads from each output table how far this follow wrote it, so an output a
+killed run already committed is recognised and not written twice, and
+OPTIMIZE or another writer committing to an output table in between does
+not disturb it (``read_output`` gives each change its data set version).
 
 **One set of queries.** A follow keeps a data set's built-in queries, or the
 SQL queries it is given (``--sql``), and only the data sets those read: its
@@ -73,6 +77,7 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -206,12 +211,13 @@ def query_record(followed: Followed) -> dict:
             "tables": {table: TABLES[table].ddl for table in DATASETS[followed.dataset]}}
 
 
-def check_record(checkpoint: str, followed: Followed, write: bool) -> None:
+def check_record(checkpoint: str, followed: Followed, write: bool) -> dict:
     """Refuse a follow (or verify) of ``followed`` with a checkpoint made for other queries or table columns; with
-    ``write``, record them in a checkpoint that has bound no commit yet (nothing is written for it before).
+    ``write``, record them in a checkpoint that has bound no commit yet (nothing is written for it before). The
+    record: ``query_record``'s, and ``follow``, the follow's identity (made once, at random).
 
     A checkpoint made before queries were recorded was made with the data set's built-in queries: their names
-    are compared, and the record written.
+    are compared, and the record written; one made before the identity was recorded is given one.
 
     Raises:
         FollowError: the recorded queries or columns differ (named), or ``write`` is False and nothing of the
@@ -248,8 +254,10 @@ def check_record(checkpoint: str, followed: Followed, write: bool) -> None:
         raise FollowError(f"checkpoint {folder} belongs to another follow: {'; '.join(problems)}. Outputs and a "
                           f"checkpoint belong to one set of queries: give the --sql files it was made with, or "
                           f"follow these with a new --out and --checkpoint")
-    if write and (not followed_before or not os.path.exists(path)):
-        replace_file(path, lambda temporary: _write_json(temporary, wanted))
+    if write and (not followed_before or not os.path.exists(path) or "follow" not in recorded):
+        recorded = {**wanted, "follow": recorded.get("follow") or uuid.uuid4().hex}
+        replace_file(path, lambda temporary: _write_json(temporary, recorded))
+    return recorded
 
 
 def _write_json(path: str, value: object) -> None:
@@ -357,7 +365,8 @@ class Follower:
         self.lock = threading.Lock()
         os.makedirs(self.state, exist_ok=True)
         remove_leftovers(self.state)
-        check_record(self.checkpoint, Followed(self.dataset, self.folder, tuple(self.queries)), write=True)
+        self.identity = check_record(self.checkpoint, Followed(self.dataset, self.folder, tuple(self.queries)),
+                                     write=True)["follow"]
         self.schemas = {query.name: self._schema(query) for query in self.queries}
         self.outputs: dict[str, DeltaTable] = {}
 
@@ -602,16 +611,32 @@ class Follower:
         with open(path, "w") as file:
             json.dump({"version": self.applied}, file)
 
+    def application(self, query: Query) -> str:
+        """The application id of the transaction identifier on ``query``'s output commits: this follow's and the
+        query's, so another writer's commits, or another follow's, are never taken for this one's."""
+        return f"final.spark.follow/{self.identity}/{query.name}"
+
+    def _written(self, query: Query, table: DeltaTable | None) -> int:
+        """The data set version through which ``query``'s output table holds this follow's commits: the version of
+        the table's transaction identifier for ``application``; for an output written before follows stamped
+        their commits (it has none), its Delta version, as those wrote one commit per data set version."""
+        if table is None:
+            return -1
+        found = table.transaction_version(self.application(query))
+        return table.version() if found is None else found
+
     def _commit_output(self, query: Query, version: int, changes: dict[tuple, int]) -> None:
-        """``changes`` as version ``version`` of ``query``'s output table, unless a killed run committed it."""
+        """``changes`` as ``query``'s output at data set version ``version``, one Delta commit stamped with it,
+        unless a killed run committed it (``_written``)."""
         path = self.output(query)
         table = self._output_table(query)
-        written = table.version() if table is not None else -1
+        written = self._written(query, table)
         if written >= version:
             return
         if written != version - 1:
-            raise FollowError(f"output table {path} is at version {written}, but this follow is at version "
-                              f"{version - 1}: it was written by another follow; use a new --out and --checkpoint")
+            raise FollowError(f"output table {path} holds data set version {written} for this follow, but the "
+                              f"follow is at version {version - 1}: it was written by another follow; use a new "
+                              f"--out and --checkpoint")
         schema = self.schemas[query.name]
         key = [column.replace(".", "_") for column in query.key] if query.key else None
         keys = [schema.names.index(name) for name in key or ()]
@@ -624,7 +649,8 @@ class Follower:
         if not query.key and any(multiplicity < 0 for multiplicity in changes.values()):
             remaining = {_as_written(row, keys): copies
                          for row, copies in self.engines[query.name].snapshot.items()}
-        delta.apply_changes(path if table is None else table, schema, rows, key, remaining)
+        delta.apply_changes(path if table is None else table, schema, rows, key, remaining,
+                            (self.application(query), version))
 
     def _output_table(self, query: Query) -> DeltaTable | None:
         """``query``'s output table, kept open and brought up to date (reading only the commits since, where
@@ -770,8 +796,16 @@ def _await(followers: list[Follower], queries: list, stop: _Stop) -> None:
 
 def read_output(spark: SparkSession, out: str, query: Query) -> DataFrame:
     """A query's change feed as the follow wrote it (its output table's change data feed, read with
-    ``deltalake``), with ``_multiplicity`` (``changelog.multiplicities``)."""
-    feed = delta.change_feed(os.path.join(out, query.name))
+    ``deltalake``), with ``_multiplicity`` (``changelog.multiplicities``), and as ``_commit_version`` the data
+    set version of each change (``delta.dataset_versions``: the output table's own version differs from it
+    once OPTIMIZE, or another writer, has committed to it)."""
+    import pyarrow
+
+    path = os.path.join(out, query.name)
+    feed = delta.change_feed(path)
+    numbers = delta.dataset_versions(path)
+    versions = pyarrow.array([numbers[number] for number in feed.column(VERSION).to_pylist()], pyarrow.int64())
+    feed = feed.set_column(feed.schema.get_field_index(VERSION), VERSION, versions)
     return spark.createDataFrame(feed.append_column(MULTIPLICITY, multiplicities(feed.column(CHANGE_TYPE))))
 
 
