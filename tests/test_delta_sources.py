@@ -265,3 +265,60 @@ def test_a_table_whose_files_vacuum_removed_fails_to_read_without_aborting_the_p
         done = subprocess.run([sys.executable, "-c", code, str(path)], cwd=root, capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
         assert (done.returncode, done.stdout, done.stderr) == (0, "FileNotFoundError\n", "")
+
+
+def agent_commit(columns: dict[str, pyarrow.Array], change: str = "insert") -> pyarrow.Table:
+    """One Delta commit's change feed of a table like ``agent``, in the columns (and types) given."""
+    rows = len(next(iter(columns.values())))
+    return pyarrow.table({**columns, "_change_type": [change] * rows})
+
+
+def test_a_delta_tables_schema_is_followed_commit_by_commit() -> None:
+    """A Delta table's commits are read each in the schema the table had then: a column added is left out; a
+    column no query reads may change or go (NULL from then on); a widened column is held wider from its commit
+    on and the widening recorded; a column a query reads may not go, nor change otherwise (the message names
+    the commit, the column and the queries)."""
+    history = sources.History("agent", AGENT, readers={"zc": ["by_zone"], "agent_name": []})
+    zc, name = pyarrow.array([1], pyarrow.int32()), pyarrow.array(["Ann"])
+    assert history.take([(agent_commit({"zc": zc, "agent_name": name}), "commit 0")], version=0).changes() == [
+        (0, "agent", (1, "Ann"), 1)]
+    added = agent_commit({"zc": zc, "agent_name": name, "region": ["north"]})
+    assert history.take([(added, "commit 1")], version=1).changes() == [(1, "agent", (1, "Ann"), 1)]
+    assert history.added == {"region": "commit 1"}
+    dropped = agent_commit({"zc": pyarrow.array([2], pyarrow.int32())})  # agent_name, read by no query, gone
+    assert history.take([(dropped, "commit 2")], version=2).changes() == [(2, "agent", (2, None), 1)]
+    wide = agent_commit({"zc": pyarrow.array([2 ** 40], pyarrow.int64())})
+    assert history.take([(wide, "commit 3")], version=3).changes() == [(3, "agent", (2 ** 40, None), 1)]
+    assert history.schema.field("zc").type == pyarrow.int64()
+    [widened] = history.widened
+    assert (widened.column, widened.before, widened.after, widened.where, widened.version) == (
+        "zc", pyarrow.int32(), pyarrow.int64(), "commit 3", 3)
+    with pytest.raises(ChangeLogError, match=re.escape("commit 4: column zc changed from BIGINT to STRING, which is no "
+                                                       "widening Delta allows")):
+        history.take([(agent_commit({"zc": ["2"]}), "commit 4")], version=4)
+    gone = sources.History("agent", AGENT, readers={"zc": ["by_zone", "zones"], "agent_name": []})
+    gone.take([(agent_commit({"zc": zc, "agent_name": name}), "commit 0")], version=0)
+    with pytest.raises(ChangeLogError, match=re.escape("commit 1: column zc is gone (the table had it, INT); queries "
+                                                       "by_zone, zones read it")):
+        gone.take([(agent_commit({"agent_name": name}), "commit 1")], version=1)
+
+
+def test_a_column_a_delta_table_gains_later_is_null_before() -> None:
+    """Read as the table was then, a commit made before a column was added has no such column: it is NULL, as
+    Delta reads old files under a newer schema (a follow that began after the column was added holds it)."""
+    history = sources.History("agent", AGENT)
+    old = agent_commit({"zc": pyarrow.array([1], pyarrow.int32())})
+    assert history.take([(old, "commit 0")], version=0).changes() == [(0, "agent", (1, None), 1)]
+
+
+def test_a_parquet_log_file_with_a_column_the_table_does_not_have_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "graph"
+    (folder / "roots").mkdir(parents=True)
+    pyarrow.parquet.write_table(pyarrow.table({"node": pyarrow.array([1], pyarrow.int64()), "weight": [0.5],
+                                               "_change_type": ["insert"], "_commit_version": [0]}),
+                                folder / "roots" / "part-0.parquet")
+    sources.write_marker(str(folder), {"roots": ["part-0.parquet"]})
+    with pytest.raises(ChangeLogError, match=r"part-0.parquet: column weight is not a column of table roots, which "
+                                             r"has node; a Parquet change log's files hold the table's columns and "
+                                             r"no others \(a Delta table may gain columns\)"):
+        sources.read_commit(str(folder), Commit(MARKERS, 0, 0))

@@ -444,6 +444,29 @@ def test_outputs_optimized_between_follows_and_a_kill_between_outputs_write_each
         assert {version: stamped[version] for version in range(6)} == dict.fromkeys(range(6), 1), query.name
 
 
+def test_a_column_added_to_a_delta_table_is_left_out_and_the_queries_go_on(spark, tmp_path) -> None:
+    """Delta's schema evolution adds a column to trips (``write_deltalake(..., schema_mode="merge")``), which no
+    built-in query reads: the follow goes on, in the run that meets the commit and after a restart (it stopped:
+    "column tip is not a column of table trips"), and Spark SQL agrees at every version."""
+    from deltalake import write_deltalake
+
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    path = trips_table(logs, [[trip(1), trip(2, passengers=2)]])
+    assert follow(spark, str(logs), str(out), log=lambda line: None) == {"trips": 0}
+    tipped = sources.table_schema("trips").append(pyarrow.field("tip", pyarrow.decimal128(6, 2)))
+    for rows in ([{**trip(3), "tip": Decimal("1.50")}], [{**trip(4, passengers=2), "tip": None}]):
+        write_deltalake(str(path), pyarrow.Table.from_pylist(rows, schema=tipped), mode="append", schema_mode="merge")
+    said: list[str] = []
+    assert follow(spark, str(logs), str(out), log=said.append) == {"trips": 2}
+    assert [line for line in said if "tip" in line] == [
+        f"trips: table trips has a column tip (table trips ({path}), commit 1 (_delta_log/00000000000000000001.json)"
+        f"), which this follow leaves out: its queries keep the columns they started with (trip_id, passenger_count, "
+        f"fare_amount, trip_distance, pickup_datetime, dropoff_datetime)"]
+    # Nothing new: a restart reads trips as of commit 2, column tip and all.
+    assert follow(spark, str(logs), str(out), log=lambda line: None) == {"trips": 2}
+    assert verify(spark, str(logs), str(out)) == (3 * len(queries_of("trips")), [])
+
+
 def test_follow_refuses_a_folder_without_data_sets(tmp_path: Path) -> None:
     from final.spark.__main__ import main
 
