@@ -13,6 +13,7 @@ takes it: ``run``'s (``read_log``, the whole log) refuses what ``follow``'s
 from __future__ import annotations
 
 import datetime as dt
+import doctest
 import os
 import re
 import subprocess
@@ -322,3 +323,10 @@ def test_a_parquet_log_file_with_a_column_the_table_does_not_have_is_refused(tmp
                                              r"has node; a Parquet change log's files hold the table's columns and "
                                              r"no others \(a Delta table may gain columns\)"):
         sources.read_commit(str(folder), Commit(MARKERS, 0, 0))
+
+
+def test_the_examples_in_the_docstrings_run() -> None:
+    """``sources.widens``' examples of Delta's type widening, and ``follow``'s of a table's columns recorded."""
+    from final.spark import follow
+
+    assert doctest.testmod(sources).failed == 0 and doctest.testmod(follow).failed == 0
