@@ -304,16 +304,17 @@ class History:
     such a delete (and its table's rows before it are not at hand).
 
     A Parquet file has the table's columns and no others (``_commit_timestamp``
-    aside). A Delta table's schema may change from one commit to the next,
-    and a Delta piece is read in its commit's own schema (``delta=True``): a
-    column the table gained is left out (``added`` names it), a column the
-    table widened as Delta's type widening allows is held in the wider type
-    from that commit on (``widened`` records it), and a column the commit
-    does not have is NULL: the table did not have it yet. A column the
-    table had and dropped, or changed otherwise, is refused, unless no
-    reader reads it: ``readers`` names, per column, the queries that read it
-    (None: every column is read), and a column none reads is NULL from then
-    on.
+    aside). A Delta table's schema may change from one commit to the next:
+    a column it gained is left out (``added`` names it). A Delta commit (or
+    the table's rows as of a version, ``records``) is read in the table's
+    schema then: a column the table widened as Delta's type widening allows
+    is held in the wider type from that commit on (``widened`` records it),
+    and a column the commit does not have is NULL: the table did not have
+    it yet. A column the table had and dropped, or changed otherwise, is
+    refused, unless no reader reads it: ``readers`` names, per column, the
+    queries that read it (None: every column is read), and a column none
+    reads is NULL from then on. A whole feed (``read_feed``) is in the
+    table's newest schema, which must have every column.
 
     A failure is a ``ChangeLogError`` naming the piece (its file, or its
     Delta commit), the row counted from 1 and the column, and showing values
@@ -367,13 +368,13 @@ class History:
         Raises:
             ChangeLogError: a column the readers read is missing, or has a type that does not convert.
         """
-        return list(zip(*(_values(column) for column in self._columns(rows, where, True, None)), strict=True))
+        return list(zip(*(_values(column) for column in self._columns(rows, where, True, True, None)), strict=True))
 
     def _piece(self, rows: pyarrow.Table, where: str, version: int | None, delta: bool) -> pyarrow.Table:
         """One piece, checked but for its deletes, in ``log_schema``."""
         import pyarrow
 
-        columns = self._columns(rows, where, delta, version)
+        columns = self._columns(rows, where, delta, version is not None, version)
         kinds = self._change_types(rows, where)
         if version is None:
             versions = self._versions(rows, where)
@@ -382,10 +383,13 @@ class History:
         return pyarrow.Table.from_arrays([*columns, kinds, versions, multiplicities(kinds)],
                                          schema=log_schema(self.table, self.schema))
 
-    def _columns(self, rows: pyarrow.Table, where: str, delta: bool, version: int | None
+    def _columns(self, rows: pyarrow.Table, where: str, delta: bool, as_of: bool, version: int | None
                  ) -> list[pyarrow.ChunkedArray]:
-        """``rows``' columns as held (``schema``), after the checks of the class; a Delta piece's types become
-        ``types``, and a column it widened is held widened from it on."""
+        """``rows``' columns as held (``schema``), after the checks of the class. A Delta piece (``delta``) may
+        have columns the table gained; one that is the table as of one version (``as_of``: a commit's feed, or
+        its rows, in the table's schema then) may lack a column, its types become ``types``, and a column it
+        widened is held widened from it on. (A whole feed is in the table's newest schema: a column it lacks
+        was dropped, and it tells nothing of when.)"""
         import pyarrow
 
         names = set(rows.column_names) - {CHANGE_TYPE, VERSION, TIMESTAMP}
@@ -398,9 +402,9 @@ class History:
             self.added.setdefault(name, where)
         columns = []
         for position, field in enumerate(self.schema):
-            before = self.types.get(field.name) if delta else None
+            before = self.types.get(field.name) if as_of else None
             if field.name not in names:
-                if not delta:
+                if not as_of:
                     raise ChangeLogError(f"{where}: column {field.name} is missing; table {self.table} has the "
                                          f"columns {', '.join(self.schema.names)}")
                 if before is not None and self._read(field.name):
@@ -413,7 +417,7 @@ class History:
                 continue
             column = rows.column(field.name)
             kind = column.type
-            if delta:
+            if as_of:
                 self.types[field.name] = kind
             if _converts(kind, field.type):
                 columns.append(_typed(column, field, where))
@@ -421,7 +425,7 @@ class History:
                 self.schema = self.schema.set(position, field.with_type(kind))
                 self.widened.append(Widened(self.table, field.name, field.type, kind, where, version))
                 columns.append(column)
-            elif delta and not self._read(field.name):
+            elif as_of and not self._read(field.name):
                 columns.append(pyarrow.chunked_array([pyarrow.nulls(rows.num_rows, field.type)], field.type))
             elif before is not None and kind != before:
                 raise ChangeLogError(
