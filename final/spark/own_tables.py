@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import catalog
-from .arrow_types import COLUMN_TYPES, sql_type
+from .arrow_types import TYPES_LISTED, sql_type
 from .changelog import CHANGE_TYPE, TIMESTAMP, VERSION
 from .query import Table
 from .sources import DELTA_LOG, MARKERS
@@ -139,7 +139,7 @@ def _table(name: str, schema: pyarrow.Schema, where: str) -> Table:
         kind = sql_type(field.type)
         if kind is None:
             raise TableError(f"table {name} ({where}): column {field.name} is {field.type}, which has no Spark SQL "
-                             f"type here ({COLUMN_TYPES}); write it as one of those")
+                             f"type here ({TYPES_LISTED}); write it as one of those")
         if not NAME.fullmatch(field.name):
             raise TableError(f"table {name} ({where}): column {field.name!r} is not a name SQL reads unquoted "
                              f"(a letter, then letters, digits or _); rename it")
