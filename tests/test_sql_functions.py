@@ -28,7 +28,7 @@ from final.spark.incremental import IncrementalQuery
 from final.spark.query import Table
 from final.spark.sql import SqlError, compile_sql
 from final.spark.sql.regex import java_regex, java_replacement, replace_all
-from tests.sql_history import History
+from tests.sql_history import TableHistory
 
 NAN, INF = float("nan"), float("inf")
 
@@ -63,7 +63,7 @@ HISTORY = [
      ("g", G[3], -1), ("g", G[5], 1)],
 ]
 
-SQL_HISTORY = History(TABLES, HISTORY)
+SQL_HISTORY = TableHistory(TABLES, HISTORY)
 ours = SQL_HISTORY.ours
 
 

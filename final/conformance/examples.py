@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,13 +33,11 @@ from .encoding import (
     encode_collection,
     encode_version,
 )
-from .versions import Collection
+from .versions import Collection, History
 
 FORMAT = "dd-conformance-examples/1"
 EXAMPLES_PATH = Path(__file__).with_name("examples.json")
 WRITE = "python -m final.conformance.examples --write"
-
-History = list[tuple[Hashable, PlainVersion, int]]
 
 
 class ExampleError(RuntimeError):

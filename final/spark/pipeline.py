@@ -297,7 +297,7 @@ def read_logs(spark: SparkSession, dataset: str, paths: dict[str, str]) -> dict[
     reads them: a file that landed without its marker is not part of the log yet (``sources.log_files``).
 
     Raises:
-        ChangeLogError: a log is missing or fails a check (``sources.History``).
+        ChangeLogError: a log is missing or fails a check (``sources.LogChecker``).
     """
     frames = {}
     for table, path in paths.items():

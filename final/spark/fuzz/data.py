@@ -24,7 +24,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from ..incremental import Update
+from ..incremental import UnversionedChange
 from ..query import Table
 from ..sqlfloat import NAN
 
@@ -57,11 +57,11 @@ class Dataset:
     tables: tuple[Table, ...]
     commits: tuple[DatasetCommit, ...]
 
-    def updates(self, version: int) -> list[Update]:
+    def updates(self, version: int) -> list[UnversionedChange]:
         """Version ``version``'s changes against the version before (none before 0), then its churn."""
         before = self.commits[version - 1].rows if version else tuple(() for _ in self.tables)
         commit = self.commits[version]
-        found: list[Update] = []
+        found: list[UnversionedChange] = []
         for index, table in enumerate(self.tables):
             old, new = Counter(before[index]), Counter(commit.rows[index])
             found += [(table.name, row, -count) for row, count in (old - new).items()]
