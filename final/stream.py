@@ -5,8 +5,8 @@ graph: the source it is sent from, and the recorder that records what reads
 it (the program's ``GraphBuilder``, or a compile pass's ``Recorder``). Its
 operator methods come from the operator families of ``final.operators``,
 each family's methods beside its operators (``LinearMethods``,
-``ReduceMethods``, ...; ``final.operators.FAMILIES``); this module adds what
-every family needs: recording an operator (``add_operator``), bringing a
+``ReduceMethods``, ...; ``final.operators.STREAM_METHODS``); this module adds
+what every family needs: recording an operator (``add_operator``), bringing a
 stream into a loop (``enter``), and the ends of a graph (``output``,
 ``connect_reader``). Source: document 002, "v2: Constructing dataflow
 graphs" (the builder), "v4" (``enter``).
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from .collection import Record
 from .errors import GraphError
-from .operators import FAMILIES
+from .operators import STREAM_METHODS
 from .operators.base import Operator, StreamMethods
 from .operators.iterate import Enter
 from .order import Version
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .trace import Arrangement
 
 
-class DifferenceStreamBuilder(*FAMILIES):
+class DifferenceStreamBuilder(*STREAM_METHODS):
     """A stream under construction: each operator method adds a vertex and returns its output stream.
 
     ``builder``, ``writer`` and ``scope`` are the recorder of the graph
