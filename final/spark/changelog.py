@@ -40,9 +40,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .catalog import TABLES
 from .datasets import FIRST_PICKUP, unit
 from .outputs import replace_with_spark
+from .tables_and_queries import TABLES
 
 if TYPE_CHECKING:
     import pyarrow

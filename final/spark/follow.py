@@ -81,13 +81,13 @@ from typing import TYPE_CHECKING
 from .. import add_multiplicity
 from . import delta, sources
 from .arrow_types import arrow_type
-from .catalog import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
 from .changelog import CHANGE_TYPE, MULTIPLICITY, VERSION, ChangeLogError, multiplicities
 from .incremental import IncrementalQuery
 from .outputs import remove_leftovers, replace_file
 from .sources import MARKERS, Change, Commit, CommitError, LogChecker
 from .sql.errors import runtime_cause
 from .sqlfloat import sql_row
+from .tables_and_queries import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
 
 if TYPE_CHECKING:
     import pyarrow

@@ -18,8 +18,8 @@ from time import perf_counter
 from typing import Any
 
 from ..graph import GraphBuilder
-from .catalog import QUERIES, TABLES, Query
 from .sqlfloat import float_positions, sql_row
+from .tables_and_queries import QUERIES, TABLES, Query
 
 UnversionedChange = tuple[str, tuple, int]
 """``(table, record, multiplicity)``: a ``sources.Change`` without its version, which is given beside a batch of

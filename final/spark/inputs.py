@@ -17,10 +17,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-from .catalog import DATASETS
 from .changelog import ChangeLogError
 from .datasets import DatasetError
 from .outputs import SUCCESS
+from .tables_and_queries import DATASETS
 
 MAGIC = b"PAR1"
 """A Parquet file begins and ends with these bytes; the footer's length (4 bytes) comes just before the end."""

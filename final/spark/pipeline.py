@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from .. import add_multiplicity
 from . import changelog, datasets, delta, sources
-from .catalog import DATASETS, TABLES, Query, queries_of
 from .equality import TOLERANCE, compare_rows, tolerant_columns
 from .incremental import IncrementalQuery, versions_of
 from .inputs import data_files
 from .outputs import replace_folder
 from .partitioned import run_partitioned
 from .sources import Change
+from .tables_and_queries import DATASETS, TABLES, Query, queries_of
 from .truth import at
 
 if TYPE_CHECKING:

@@ -53,9 +53,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
 from .arrow_types import arrow_type, is_text, pandas_type, sql_words
-from .catalog import DATASETS, TABLES
 from .changelog import CHANGE_TYPE, MULTIPLICITIES, MULTIPLICITY, TIMESTAMP, VERSION, ChangeLogError, multiplicities
 from .outputs import record_text, sql_text
+from .tables_and_queries import DATASETS, TABLES
 
 if TYPE_CHECKING:
     import pyarrow
