@@ -284,7 +284,7 @@ class GraphBuilder(Recorder):
         """A loop's scope, nested in ``parent``: its versions have one more coordinate, the iteration."""
         return Scope(parent, parent.initial_frontier.extend())
 
-    def connect_reader(self, source: Source) -> ConnectedReader:
+    def new_connected_reader(self, source: Source) -> ConnectedReader:
         """A new edge from ``source`` to a reader for the user (``stream.connect_reader``, ``stream.output``)."""
         reader = ConnectedReader(source.scope, self.status)
         self.edges.append((source, reader.target))

@@ -84,9 +84,9 @@ class DifferenceStreamBuilder(*STREAM_METHODS):
             stream._check_enters(inner)
         for stream in streams:
             stream._check_open(name)
-        readers = [self.builder.new_reader(stream.enter(inner).writer) for stream in streams]
+        readers = [self.builder.new_edge(stream.enter(inner).writer) for stream in streams]
         scope = scope or inner
-        writer = self.builder.add_operator(operator, readers, scope, name, output, arguments, general)
+        writer = self.builder.record_operator(operator, readers, scope, name, output, arguments, general)
         return DifferenceStreamBuilder(self.builder, writer, scope)
 
     def enter(self, scope: Scope) -> DifferenceStreamBuilder:
@@ -125,7 +125,7 @@ class DifferenceStreamBuilder(*STREAM_METHODS):
         """
         self.builder.check_building("connect_reader")
         self._check_open("connect_reader")
-        return self.builder.connect_reader(self.writer)
+        return self.builder.new_connected_reader(self.writer)
 
     def output(
         self, name: str | None = None, on_version: Callable[[Version, dict[Record, int]], None] | None = None,
@@ -152,7 +152,7 @@ class DifferenceStreamBuilder(*STREAM_METHODS):
                 "take the output of the stream iterate returns"
             )
         name = builder.checked_name(name, f"output{len(builder.outputs)}", "output")
-        output = Output(builder.connect_reader(self.writer), name, on_version, history)
+        output = Output(builder.new_connected_reader(self.writer), name, on_version, history)
         builder.add_output(output)
         return output
 
