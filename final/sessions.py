@@ -664,6 +664,8 @@ class Output:
                 it was, and the graph is not broken.
         """
         self._take()
+        if not self._unannounced:
+            return
         failures = []
         while self._unannounced:
             version = self._unannounced[0]
