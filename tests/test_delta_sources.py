@@ -5,7 +5,7 @@ Each commit ``apply_changes`` makes is checked against its definition: the
 table after it is the table before it plus the commit's changes, as
 multisets, and the change data feed of that Delta version holds exactly
 those changes (a row updated in place as a preimage and a postimage). A
-change log is checked by one check (``sources.History``) whichever reader
+change log is checked by one check (``sources.LogChecker``) whichever reader
 takes it: ``run``'s (``read_log``, the whole log) refuses what ``follow``'s
 (``read_commit``, commit by commit) refuses, with the same message.
 """
@@ -167,18 +167,18 @@ def roots_commit(folder: Path, number: int, rows: list[tuple]) -> None:
 
 def test_run_and_follow_read_a_log_through_one_check(tmp_path: Path) -> None:
     """Commit 1 deletes a row commit 0 inserted, and re-inserts another in the same version: a follow reading
-    commit by commit (its histories kept) and ``run`` reading the whole log take both; a commit read on its own
+    commit by commit (its checkers kept) and ``run`` reading the whole log take both; a commit read on its own
     cannot delete what came before it, and a delete of a row never inserted is refused by every reader alike."""
     folder = tmp_path / "graph"
     (folder / "roots").mkdir(parents=True)
     roots_commit(folder, 0, [(1, "insert", 0), (2, "insert", 0)])
     roots_commit(folder, 1, [(2, "delete", 1), (2, "insert", 1), (1, "delete", 1)])
-    histories: dict[str, sources.History] = {}
+    checkers: dict[str, sources.LogChecker] = {}
     changes = [change for number in (0, 1) for change in
-               sources.read_commit(str(folder), Commit(MARKERS, number, 0), histories)]
+               sources.read_commit(str(folder), Commit(MARKERS, number, 0), checkers)]
     assert changes == [(0, "roots", (1,), 1), (0, "roots", (2,), 1), (1, "roots", (2,), -1), (1, "roots", (2,), 1),
                        (1, "roots", (1,), -1)]
-    assert histories["roots"].held == {(2,): 1}
+    assert checkers["roots"].held == {(2,): 1}
     log = sources.read_log(sources.log_files(str(folder), "roots"), "roots")
     assert log.changes() == changes
     assert log.arrow.column("_multiplicity").to_pylist() == [1, 1, -1, 1, -1]
@@ -191,7 +191,7 @@ def test_run_and_follow_read_a_log_through_one_check(tmp_path: Path) -> None:
     never = re.escape(f"{folder / 'roots' / 'part-2.parquet'}, row 1 (counted from 1): table roots has no row "
                       f"(node = 3) to delete at version 2; a log may only delete rows the table holds")
     with pytest.raises(ChangeLogError, match=never):
-        sources.read_commit(str(folder), Commit(MARKERS, 2, 0), histories)
+        sources.read_commit(str(folder), Commit(MARKERS, 2, 0), checkers)
     with pytest.raises(ChangeLogError, match=never):
         sources.read_log(sources.log_files(str(folder), "roots"), "roots")
 
@@ -210,14 +210,14 @@ def trips_changes(rows: list[tuple[int, float, str, int]]) -> pyarrow.Table:
 
 def test_a_nan_and_a_negative_zero_delete_the_rows_spark_sql_holds_equal() -> None:
     """Spark SQL has one NaN, and -0.0 = 0.0: a log may delete a NaN distance it inserted as another NaN, and a
-    0.0 it inserted as -0.0 (``History`` counts records as Spark SQL compares them); once, not twice."""
-    history = sources.History("trips")
-    history.take([(trips_changes([(1, float("nan"), "insert", 0), (2, -0.0, "insert", 0),
+    0.0 it inserted as -0.0 (``LogChecker`` counts records as Spark SQL compares them); once, not twice."""
+    checker = sources.LogChecker("trips")
+    checker.take([(trips_changes([(1, float("nan"), "insert", 0), (2, -0.0, "insert", 0),
                                   (1, -float("nan"), "delete", 1), (2, 0.0, "delete", 1)]), "part-0.parquet")])
-    assert history.held == {}
+    assert checker.held == {}
     with pytest.raises(ChangeLogError, match=r"part-1.parquet, row 1 \(counted from 1\): table trips has no row "
                                              r"\(trip_id = 1, .*trip_distance = NaN, .*\) to delete at version 2"):
-        history.take([(trips_changes([(1, float("nan"), "delete", 2)]), "part-1.parquet")])
+        checker.take([(trips_changes([(1, float("nan"), "delete", 2)]), "part-1.parquet")])
 
 
 def test_versions_go_forward_from_one_commit_to_the_next(tmp_path: Path) -> None:
@@ -225,12 +225,12 @@ def test_versions_go_forward_from_one_commit_to_the_next(tmp_path: Path) -> None
     (folder / "roots").mkdir(parents=True)
     roots_commit(folder, 0, [(1, "insert", 0), (2, "insert", 3)])
     roots_commit(folder, 1, [(3, "insert", 2)])
-    histories: dict[str, sources.History] = {}
-    sources.read_commit(str(folder), Commit(MARKERS, 0, 0), histories)
+    checkers: dict[str, sources.LogChecker] = {}
+    sources.read_commit(str(folder), Commit(MARKERS, 0, 0), checkers)
     back = re.escape(f"{folder / 'roots' / 'part-1.parquet'}, row 1 (counted from 1), column _commit_version: goes "
                      f"back from 3 in {folder / 'roots' / 'part-0.parquet'} to 2")
     with pytest.raises(ChangeLogError, match=back):
-        sources.read_commit(str(folder), Commit(MARKERS, 1, 0), histories)
+        sources.read_commit(str(folder), Commit(MARKERS, 1, 0), checkers)
     with pytest.raises(ChangeLogError, match=back):
         sources.read_log(sources.log_files(str(folder), "roots"), "roots")
 
@@ -240,4 +240,4 @@ def test_a_delete_of_text_names_the_row_as_sql_shows_it() -> None:
                              "_change_type": ["insert", "delete", "delete"], "_commit_version": [0, 1, 1]})
     with pytest.raises(ChangeLogError, match=re.escape("agent.parquet, row 3 (counted from 1): table agent has no row "
                                                        "(zc = 2, agent_name = 'O''Neil') to delete at version 1")):
-        sources.History("agent").take([(changes, "agent.parquet")])
+        sources.LogChecker("agent").take([(changes, "agent.parquet")])

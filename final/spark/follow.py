@@ -26,7 +26,7 @@ one in full, and each table's commits are bound in their own order with no
 gap. A commit for a version already applied (a Parquet file of an old
 version, a table whose history was rewritten) stops the follow with exit 2,
 never silence. Every commit is checked before it is bound, by the one
-check of a change log (``sources.History``: columns, types, change types,
+check of a change log (``sources.LogChecker``: columns, types, change types,
 versions), and in the Parquet layout a delete of a row the table does not
 hold is refused too (Delta's feed cannot hold one: it is made from the rows
 a commit removed).
@@ -81,13 +81,13 @@ from typing import TYPE_CHECKING
 from .. import add_multiplicity
 from . import delta, sources
 from .arrow_types import arrow_type
-from .catalog import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
 from .changelog import CHANGE_TYPE, MULTIPLICITY, VERSION, ChangeLogError, multiplicities
 from .incremental import IncrementalQuery
 from .outputs import remove_leftovers, replace_file
-from .sources import MARKERS, Change, Commit, CommitError, History
+from .sources import MARKERS, Change, Commit, CommitError, LogChecker
 from .sql.errors import runtime_cause
 from .sqlfloat import sql_row
+from .tables_and_queries import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
 
 if TYPE_CHECKING:
     import pyarrow
@@ -324,7 +324,7 @@ class Follower:
     the changes of versions bound after ``applied``; ``bindings`` is
     ``binding.jsonl``, in order, and ``newest`` each source's newest bound
     commit (where a stream with no Spark checkpoint of its own begins).
-    ``histories`` holds each table's ``sources.History``, which has taken
+    ``checkers`` holds each table's ``sources.LogChecker``, which has taken
     every bound commit (in the Parquet layout, each table's rows as of the
     newest bound version, to refuse a delete of a row that is not there).
 
@@ -352,7 +352,7 @@ class Follower:
         self.parquet = sources.layout(self.folder, self.dataset) == "parquet"
         self.queries = list(self.queries) if self.queries is not None else queries_of(self.dataset)
         self.engines = {query.name: IncrementalQuery(query) for query in self.queries}
-        self.histories: dict[str, History] = {}
+        self.checkers: dict[str, LogChecker] = {}
         self.state = os.path.join(self.checkpoint, self.dataset)
         self.lock = threading.Lock()
         os.makedirs(self.state, exist_ok=True)
@@ -451,9 +451,9 @@ class Follower:
                     (table, record, copies) for table in query.inputs for record, copies in loaded[table].items()])
 
     def _read(self, commit: Commit) -> list[Change]:
-        """``commit``'s changes, checked after the commits read before it (``histories``)."""
+        """``commit``'s changes, checked after the commits read before it (``checkers``)."""
         try:
-            return sources.read_commit(self.folder, commit, self.histories)
+            return sources.read_commit(self.folder, commit, self.checkers)
         except ChangeLogError as error:
             raise FollowError(str(error)) from None
 

@@ -17,7 +17,7 @@ a half-landed commit is never read. ``write_marker`` writes one.
 
 One model of a change serves every command: a ``Change`` is
 ``(version, table, record, multiplicity)``, a ``Commit`` one complete commit,
-and a ``History`` is the one check of a change log, on Arrow, whoever reads
+and a ``LogChecker`` is the one check of a change log, on Arrow, whoever reads
 it: a table's columns and types against the catalog, every
 ``_change_type`` in Delta's vocabulary, versions that are there, never
 negative and never going back, and no delete of a row the log does not
@@ -53,9 +53,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
 from .arrow_types import arrow_type, is_text, pandas_type, sql_words
-from .catalog import DATASETS, TABLES
 from .changelog import CHANGE_TYPE, MULTIPLICITIES, MULTIPLICITY, TIMESTAMP, VERSION, ChangeLogError, multiplicities
 from .outputs import record_text, sql_text
+from .tables_and_queries import DATASETS, TABLES
 
 if TYPE_CHECKING:
     import pyarrow
@@ -246,7 +246,7 @@ def log_schema(table: str) -> pyarrow.Schema:
 
 @dataclass(frozen=True)
 class CheckedLog:
-    """Changes of ``table`` as ``History.take`` checked them: ``arrow`` holds them in ``log_schema(table)``, one row
+    """Changes of ``table`` as ``LogChecker.take`` checked them: ``arrow`` holds them in ``log_schema(table)``, one row
     per change, in the order read. ``spark.createDataFrame(log.arrow)`` is the change log in Spark."""
 
     table: str
@@ -270,7 +270,7 @@ class CheckedLog:
                                                             versions))
 
 
-class History:
+class LogChecker:
     """One table's change log, checked as it is read, piece after piece in order: the pipeline's one check of a
     change log, whichever command reads it (``run``, ``follow``, ``verify``, ``generate --append``).
 
@@ -309,7 +309,7 @@ class History:
         what was taken before; with ``version``, the pieces are a Delta commit read on its own, at that version.
 
         Raises:
-            ChangeLogError: a piece fails a check (see the class); the history is of no further use then.
+            ChangeLogError: a piece fails a check (see the class); the checker is of no further use then.
         """
         import pyarrow
 
@@ -484,41 +484,41 @@ def read_log(files: Sequence[str], table: str) -> CheckedLog:
     """``table``'s change log made of the Parquet ``files``, in their order (``log_files``), checked whole.
 
     Raises:
-        ChangeLogError: a file does not read as Parquet, or fails a check of ``History``.
+        ChangeLogError: a file does not read as Parquet, or fails a check of ``LogChecker``.
     """
-    return History(table).take([(_read_parquet(path), path) for path in files])
+    return LogChecker(table).take([(_read_parquet(path), path) for path in files])
 
 
 def read_feed(path: str, table: str) -> CheckedLog:
-    """The whole change data feed of ``table``'s Delta table at ``path``, checked as one piece (``History``).
+    """The whole change data feed of ``table``'s Delta table at ``path``, checked as one piece (``LogChecker``).
 
     Raises:
-        ChangeLogError: the feed fails a check of ``History``.
+        ChangeLogError: the feed fails a check of ``LogChecker``.
     """
     from . import delta
 
-    return History(table).take([(delta.change_feed(path), f"table {table} ({path})")])
+    return LogChecker(table).take([(delta.change_feed(path), f"table {table} ({path})")])
 
 
-def read_commit(folder: str, commit: Commit, histories: dict[str, History] | None = None) -> list[Change]:
+def read_commit(folder: str, commit: Commit, checkers: dict[str, LogChecker] | None = None) -> list[Change]:
     """Every change ``commit`` holds (``read_commit_logs``), in order."""
-    return [change for log in read_commit_logs(folder, commit, histories) for change in log.changes()]
+    return [change for log in read_commit_logs(folder, commit, checkers) for change in log.changes()]
 
 
-def read_commit_logs(folder: str, commit: Commit, histories: dict[str, History] | None = None) -> list[CheckedLog]:
+def read_commit_logs(folder: str, commit: Commit, checkers: dict[str, LogChecker] | None = None) -> list[CheckedLog]:
     """The changes of each table ``commit`` changes, checked, in the order read.
 
     A Delta commit's changes are the table's change data feed at that
     version; a Parquet commit's, the files its marker names, in its order.
-    ``histories`` keeps each table's ``History`` from one call to the next (a
+    ``checkers`` keeps each table's ``LogChecker`` from one call to the next (a
     follow's, so that a Parquet commit may delete rows the commits before it
     inserted); without it, a commit is checked on its own.
 
     Raises:
-        ChangeLogError: a change fails a check (``History``).
+        ChangeLogError: a change fails a check (``LogChecker``).
         CommitError: a file the marker names is gone; a Delta table has no change data feed, or it does not read.
     """
-    histories = {} if histories is None else histories
+    checkers = {} if checkers is None else checkers
     if commit.table == MARKERS:
         logs = []
         for table, paths in marker_files(folder, commit.number).items():
@@ -526,8 +526,8 @@ def read_commit_logs(folder: str, commit: Commit, histories: dict[str, History] 
                 if not os.path.exists(path):
                     raise CommitError(f"{path} is gone: commit {commit.number} of {folder} named it; a log only "
                                       f"grows (write a new log, and follow it with a new --out and --checkpoint)")
-            history = histories.setdefault(table, History(table))
-            logs.append(history.take([(_read_parquet(path), path) for path in paths]))
+            checker = checkers.setdefault(table, LogChecker(table))
+            logs.append(checker.take([(_read_parquet(path), path) for path in paths]))
         return logs
     from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError
@@ -545,8 +545,8 @@ def read_commit_logs(folder: str, commit: Commit, histories: dict[str, History] 
         feed = delta.change_feed(table, commit.number, commit.number)
     except DeltaError as error:
         raise CommitError(f"{where}: its change data feed does not read ({str(error).splitlines()[0]})") from error
-    history = histories.setdefault(commit.table, History(commit.table))
-    return [history.take([(feed, where)], version=commit.number)]
+    checker = checkers.setdefault(commit.table, LogChecker(commit.table))
+    return [checker.take([(feed, where)], version=commit.number)]
 
 
 def _read_parquet(path: str) -> pyarrow.Table:
