@@ -205,11 +205,26 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
     from .own_tables import bound, read_tables
 
     own = read_tables(arguments.table)
+    if arguments.command in ("follow", "verify", "status"):
+        own = _as_followed(own, arguments.checkpoint or os.path.join(arguments.out, "_checkpoint"))
     if not arguments.sql:
         raise ValueError("--table binds tables for the queries of --sql FILE.sql (no built-in query reads them); "
                          "give those, e.g. --table rides=data/rides --sql rides_per_day.sql")
     with bound(own):
         return _dispatch(arguments, conf, log_file, own)
+
+
+def _as_followed(own: list, checkpoint: str) -> list:
+    """The tables of ``--table`` with the columns a follow recorded in ``checkpoint`` holds them with
+    (``follow.recorded_tables``), where it bound a commit: a column the table gained since is left out, so
+    ``SELECT *`` keeps its columns, and the queries compile as they did."""
+    from dataclasses import replace
+
+    from .follow import recorded_tables
+    from .tables_and_queries import BOUND
+
+    held = recorded_tables(checkpoint, BOUND) or {}
+    return [replace(table, table=held.get(table.table.name, table.table)) for table in own]
 
 
 def _dispatch(arguments: argparse.Namespace, conf: dict[str, str], log_file: str, own: list) -> int:
