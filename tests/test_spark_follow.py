@@ -29,10 +29,10 @@ import pyarrow
 import pytest
 
 from final.spark import datasets, delta, pipeline, sources
-from final.spark.catalog import QUERIES, TABLES, queries_of
 from final.spark.changelog import MULTIPLICITY, VERSION
 from final.spark.follow import KILL_VARIABLE, FollowError, follow, lag, output_columns, read_output, verify
 from final.spark.sqlfloat import sql_row
+from final.spark.tables_and_queries import QUERIES, TABLES, queries_of
 
 pytestmark = pytest.mark.slow  # Spark: JVMs, a few minutes
 

@@ -161,7 +161,7 @@ def test_a_bad_table_exits_2_with_one_line(tmp_path, capsys) -> None:
             assert main([command, *arguments, "--out", str(tmp_path / "out")]) == 2, (case, command)
             error = one_error(capsys)
             assert re.search(message, error), (case, command, error)
-    from final.spark.catalog import BOUND, DATASETS, TABLES
+    from final.spark.tables_and_queries import BOUND, DATASETS, TABLES
 
     assert BOUND not in DATASETS and "t" not in TABLES  # nothing stays bound after a command
 

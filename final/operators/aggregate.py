@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from decimal import localcontext
 from typing import Any
 
-from ..collection import Update, Values, incomparable, key_value, max_values, min_values
+from ..collection import Entry, Values, incomparable, key_value, max_values, min_values
 from ..errors import GraphError
 from ..trace import add_presence
 from .base import Place, StreamMethods
@@ -296,7 +296,7 @@ class HierarchyInPlace(InPlace):
         hierarchy = self._hierarchies.get(key)
         return 0 if hierarchy is None else hierarchy.depth()
 
-    def apply(self, batches: list[list[Update]]) -> list[Update]:
+    def apply(self, batches: list[list[Entry]]) -> list[Entry]:
         hierarchies = self._hierarchies
         staged: dict[Any, dict[Any, int]] = {}  # each touched key's changes, consolidated
         for updates in batches:
@@ -305,7 +305,7 @@ class HierarchyInPlace(InPlace):
                 if values is None:
                     values = staged[key] = {}
                 values[value] = values.get(value, 0) + multiplicity
-        changes: list[Update] = []
+        changes: list[Entry] = []
         for key, values in staged.items():
             hierarchy = hierarchies.get(key)
             if hierarchy is None:
@@ -388,7 +388,7 @@ class AggregateInPlace(InPlace):
     def state_size(self) -> int:
         return len(self._groups) + self.pending.size()
 
-    def apply(self, batches: list[list[Update]]) -> list[Update]:
+    def apply(self, batches: list[list[Entry]]) -> list[Entry]:
         groups, key_of = self._groups, self._key
         counts, sums, distinct, extremes = self._counts, self._sums, self._distinct, self._extremes
         shape = (len(counts), len(sums), len(distinct))
@@ -432,7 +432,7 @@ class AggregateInPlace(InPlace):
             if group.extremes is None:
                 group.extremes = Hierarchy(self._reduction)
             group.extremes.add(tuples)
-        changes: list[Update] = []
+        changes: list[Entry] = []
         for key, old in before.items():
             group = groups[key]
             if group.extremes is not None:

@@ -8,11 +8,12 @@ MERGE's delete (``delete``), and changed in place by a MERGE's update
 
 ``apply_changes`` turns one version of a change log (rows with
 ``_change_type``) into one commit of a table. A table with a key
-(``catalog.Table.key``, ``Query.key``) is merged on it: a key both retracted
-and inserted is an update, one only retracted a delete, one only inserted an
-insert. A table without one is merged on the whole row (``<=>``, so NULL
-matches NULL): a retracted row deletes every copy of it, and the copies that
-stay are inserted again in the same commit, so multiplicities are exact.
+(``tables_and_queries.Table.key``, ``Query.key``) is merged on it: a key both
+retracted and inserted is an update, one only retracted a delete, one only
+inserted an insert. A table without one is merged on the whole row (``<=>``,
+so NULL matches NULL): a retracted row deletes every copy of it, and the
+copies that stay are inserted again in the same commit, so multiplicities are
+exact.
 
 A commit may carry a Delta transaction identifier (``Transaction``: an
 application id and a version), recorded in the table's log as a ``txn``

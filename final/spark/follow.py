@@ -26,7 +26,7 @@ one in full, and each table's commits are bound in their own order with no
 gap. A commit for a version already applied (a Parquet file of an old
 version, a table whose history was rewritten) stops the follow with exit 2,
 never silence. Every commit is checked before it is bound, by the one
-check of a change log (``sources.History``: columns, types, change types,
+check of a change log (``sources.LogChecker``: columns, types, change types,
 versions), and in the Parquet layout a delete of a row the table does not
 hold is refused too (Delta's feed cannot hold one: it is made from the rows
 a commit removed).
@@ -57,7 +57,7 @@ other columns is refused; a column no query reads is no reason to.
 **Schema changes.** A follow holds the columns its tables had when it
 started (``held_tables``; a ``--table`` is bound with them at a restart,
 ``recorded_tables``), and reads each Delta commit in its own schema
-(``sources.History``): a column added is left out (``SELECT *`` keeps its
+(``sources.LogChecker``): a column added is left out (``SELECT *`` keeps its
 columns, and its output table its schema); a column widened as Delta's type
 widening allows is held wider from its commit on, and the queries compiled
 again over it (``over_held``) where no result type changes, else the follow
@@ -99,14 +99,14 @@ from typing import TYPE_CHECKING
 from .. import add_multiplicity
 from . import delta, sources
 from .arrow_types import arrow_type, sql_type, sql_words
-from .catalog import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
 from .changelog import CHANGE_TYPE, MULTIPLICITY, VERSION, ChangeLogError, multiplicities
 from .incremental import IncrementalQuery
 from .outputs import remove_leftovers, replace_file
 from .query import Table
-from .sources import MARKERS, Change, Commit, CommitError, History
+from .sources import MARKERS, Change, Commit, CommitError, LogChecker
 from .sql.errors import runtime_cause
 from .sqlfloat import sql_row
+from .tables_and_queries import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
 
 if TYPE_CHECKING:
     import pyarrow
@@ -436,7 +436,7 @@ class Follower:
     the changes of versions bound after ``applied``; ``bindings`` is
     ``binding.jsonl``, in order, and ``newest`` each source's newest bound
     commit (where a stream with no Spark checkpoint of its own begins).
-    ``histories`` holds each table's ``sources.History``, which has taken
+    ``checkers`` holds each table's ``sources.LogChecker``, which has taken
     every bound commit (in the Parquet layout, each table's rows as of the
     newest bound version, to refuse a delete of a row that is not there).
     ``tables`` holds each table as the follow holds it (``held_tables``):
@@ -479,7 +479,7 @@ class Follower:
         self.queries = list(over_held(self.queries, self.tables))
         self.replan: int | None = None
         self.engines = {query.name: IncrementalQuery(query) for query in self.queries}
-        self.histories: dict[str, History] = {}
+        self.checkers: dict[str, LogChecker] = {}
         self.announced: set[tuple[str, str]] = set()
         self.schemas = {query.name: self._schema(query) for query in self.queries}
         self.outputs: dict[str, DeltaTable] = {}
@@ -539,10 +539,10 @@ class Follower:
 
     def _load(self, bound_commits: list[Commit]) -> None:
         """Rebuild the dataflows as of ``applied`` from the source, and hold the bound versions after it; each
-        table's ``History`` made anew (``_history``) takes both, in that order."""
+        table's ``LogChecker`` made anew (``_checker``) takes both, in that order."""
         from deltalake.exceptions import DeltaError
 
-        self.histories = {table: self._history(table) for table in DATASETS[self.dataset]}
+        self.checkers = {table: self._checker(table) for table in DATASETS[self.dataset]}
         self.pending.clear()
         loaded: dict[str, dict[tuple, int]] = {table: {} for table in DATASETS[self.dataset]}
         if self.parquet:
@@ -566,7 +566,7 @@ class Follower:
                         f"the commit bound at the applied version {self.applied}; if VACUUM removed its files, "
                         f"follow the tables anew with a new --out and --checkpoint") from None
                 try:
-                    records = self.histories[table].records(rows, where)
+                    records = self.checkers[table].records(rows, where)
                 except ChangeLogError as error:
                     raise FollowError(str(error)) from None
                 for record in records:
@@ -579,8 +579,8 @@ class Follower:
                 self.engines[query.name].apply(self.applied, [
                     (table, record, copies) for table in query.inputs for record, copies in loaded[table].items()])
 
-    def _history(self, table: str) -> History:
-        """A ``History`` of ``table`` that holds its columns as the follow does (``tables``), knowing which queries
+    def _checker(self, table: str) -> LogChecker:
+        """A ``LogChecker`` of ``table`` that holds its columns as the follow does (``tables``), knowing which queries
         read which column."""
         import pyarrow
 
@@ -589,12 +589,12 @@ class Follower:
             for name in reads_of(query, self.tables).get(table, {}):
                 readers[name].append(query.name)
         schema = pyarrow.schema([pyarrow.field(name, arrow_type(kind)) for name, kind in self.tables[table].columns])
-        return History(table, schema, readers)
+        return LogChecker(table, schema, readers)
 
     def _read(self, commit: Commit) -> list[Change]:
-        """``commit``'s changes, checked after the commits read before it (``histories``)."""
+        """``commit``'s changes, checked after the commits read before it (``checkers``)."""
         try:
-            return sources.read_commit(self.folder, commit, self.histories)
+            return sources.read_commit(self.folder, commit, self.checkers)
         except ChangeLogError as error:
             raise FollowError(str(error)) from None
 
@@ -637,7 +637,7 @@ class Follower:
             fresh.append(commit)
         if not fresh:
             return
-        widened_before = {table: len(history.widened) for table, history in self.histories.items()}
+        widened_before = {table: len(checker.widened) for table, checker in self.checkers.items()}
         reads = [(commit, self._read(commit)) for commit in fresh]
         through = self.bound_through
         bindings = []
@@ -656,8 +656,8 @@ class Follower:
             bindings.append(Bound(commit.table, commit.number, first, last, commit.timestamp))
             through = last
         self._announce_added()
-        widened = [event for table, history in self.histories.items()
-                   for event in history.widened[widened_before.get(table, 0):]]
+        widened = [event for table, checker in self.checkers.items()
+                   for event in checker.widened[widened_before.get(table, 0):]]
         if widened:
             self._widen(widened, bindings)
         with open(os.path.join(self.state, "binding.jsonl"), "a") as file:
@@ -673,8 +673,8 @@ class Follower:
 
     def _announce_added(self) -> None:
         """Say, once, each column a table has that the follow does not hold (Delta's schema evolution added it)."""
-        for table, history in self.histories.items():
-            for name, where in history.added.items():
+        for table, checker in self.checkers.items():
+            for name, where in checker.added.items():
                 if (table, name) not in self.announced:
                     self.announced.add((table, name))
                     self.log(f"{self.dataset}: table {table} has a column {name} ({where}), which this follow "

@@ -17,7 +17,7 @@ a half-landed commit is never read. ``write_marker`` writes one.
 
 One model of a change serves every command: a ``Change`` is
 ``(version, table, record, multiplicity)``, a ``Commit`` one complete commit,
-and a ``History`` is the one check of a change log, on Arrow, whoever reads
+and a ``LogChecker`` is the one check of a change log, on Arrow, whoever reads
 it: a table's columns and types against the catalog (a Delta table's
 schema followed as it changes: a column added is left out, a type widened
 as Delta widens types is held wider), every ``_change_type`` in Delta's
@@ -56,9 +56,9 @@ from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from .arrow_types import arrow_type, is_text, pandas_type, sql_type, sql_words
-from .catalog import DATASETS, TABLES
 from .changelog import CHANGE_TYPE, MULTIPLICITIES, MULTIPLICITY, TIMESTAMP, VERSION, ChangeLogError, multiplicities
 from .outputs import record_text, sql_text
+from .tables_and_queries import DATASETS, TABLES
 
 if TYPE_CHECKING:
     import pyarrow
@@ -240,7 +240,7 @@ class Change(NamedTuple):
 
 def log_schema(table: str, columns: pyarrow.Schema | None = None) -> pyarrow.Schema:
     """A checked change log of ``table`` in Arrow: the table's columns (``table_schema``, or ``columns``, the
-    columns as a ``History`` holds them), then ``_change_type``, ``_commit_version`` and ``_multiplicity``."""
+    columns as a ``LogChecker`` holds them), then ``_change_type``, ``_commit_version`` and ``_multiplicity``."""
     import pyarrow
 
     return pyarrow.schema([*(columns or table_schema(table)), pyarrow.field(CHANGE_TYPE, pyarrow.string()),
@@ -249,7 +249,7 @@ def log_schema(table: str, columns: pyarrow.Schema | None = None) -> pyarrow.Sch
 
 @dataclass(frozen=True)
 class CheckedLog:
-    """Changes of ``table`` as ``History.take`` checked them: ``arrow`` holds them in ``log_schema(table)``, one row
+    """Changes of ``table`` as ``LogChecker.take`` checked them: ``arrow`` holds them in ``log_schema(table)``, one row
     per change, in the order read. ``spark.createDataFrame(log.arrow)`` is the change log in Spark."""
 
     table: str
@@ -286,7 +286,7 @@ class Widened:
     version: int | None
 
 
-class History:
+class LogChecker:
     """One table's change log, checked as it is read, piece after piece in order: the pipeline's one check of a
     change log, whichever command reads it (``run``, ``follow``, ``verify``, ``generate --append``).
 
@@ -348,7 +348,7 @@ class History:
         with ``delta``, a Delta table's change data feed, in the schema the table had then.
 
         Raises:
-            ChangeLogError: a piece fails a check (see the class); the history is of no further use then.
+            ChangeLogError: a piece fails a check (see the class); the checker is of no further use then.
         """
         import pyarrow
 
@@ -598,43 +598,43 @@ def read_log(files: Sequence[str], table: str) -> CheckedLog:
     """``table``'s change log made of the Parquet ``files``, in their order (``log_files``), checked whole.
 
     Raises:
-        ChangeLogError: a file does not read as Parquet, or fails a check of ``History``.
+        ChangeLogError: a file does not read as Parquet, or fails a check of ``LogChecker``.
     """
-    return History(table).take([(_read_parquet(path), path) for path in files])
+    return LogChecker(table).take([(_read_parquet(path), path) for path in files])
 
 
 def read_feed(path: str, table: str) -> CheckedLog:
-    """The whole change data feed of ``table``'s Delta table at ``path``, checked as one piece (``History``).
+    """The whole change data feed of ``table``'s Delta table at ``path``, checked as one piece (``LogChecker``).
 
     Raises:
-        ChangeLogError: the feed fails a check of ``History``.
+        ChangeLogError: the feed fails a check of ``LogChecker``.
     """
     from . import delta
 
-    return History(table).take([(delta.change_feed(path), f"table {table} ({path})")], delta=True)
+    return LogChecker(table).take([(delta.change_feed(path), f"table {table} ({path})")], delta=True)
 
 
-def read_commit(folder: str, commit: Commit, histories: dict[str, History] | None = None) -> list[Change]:
+def read_commit(folder: str, commit: Commit, checkers: dict[str, LogChecker] | None = None) -> list[Change]:
     """Every change ``commit`` holds (``read_commit_logs``), in order."""
-    return [change for log in read_commit_logs(folder, commit, histories) for change in log.changes()]
+    return [change for log in read_commit_logs(folder, commit, checkers) for change in log.changes()]
 
 
-def read_commit_logs(folder: str, commit: Commit, histories: dict[str, History] | None = None) -> list[CheckedLog]:
+def read_commit_logs(folder: str, commit: Commit, checkers: dict[str, LogChecker] | None = None) -> list[CheckedLog]:
     """The changes of each table ``commit`` changes, checked, in the order read.
 
     A Delta commit's changes are the table's change data feed at that
     version, in the table's schema as of that version; a Parquet commit's,
-    the files its marker names, in its order. ``histories`` keeps each
-    table's ``History`` from one call to the next (a follow's, so that a
+    the files its marker names, in its order. ``checkers`` keeps each
+    table's ``LogChecker`` from one call to the next (a follow's, so that a
     Parquet commit may delete rows the commits before it inserted, and a
     Delta table's schema is followed from commit to commit); without it, a
     commit is checked on its own.
 
     Raises:
-        ChangeLogError: a change fails a check (``History``).
+        ChangeLogError: a change fails a check (``LogChecker``).
         CommitError: a file the marker names is gone; a Delta table has no change data feed, or it does not read.
     """
-    histories = {} if histories is None else histories
+    checkers = {} if checkers is None else checkers
     if commit.table == MARKERS:
         logs = []
         for table, paths in marker_files(folder, commit.number).items():
@@ -642,8 +642,8 @@ def read_commit_logs(folder: str, commit: Commit, histories: dict[str, History] 
                 if not os.path.exists(path):
                     raise CommitError(f"{path} is gone: commit {commit.number} of {folder} named it; a log only "
                                       f"grows (write a new log, and follow it with a new --out and --checkpoint)")
-            history = histories.setdefault(table, History(table))
-            logs.append(history.take([(_read_parquet(path), path) for path in paths]))
+            checker = checkers.setdefault(table, LogChecker(table))
+            logs.append(checker.take([(_read_parquet(path), path) for path in paths]))
         return logs
     from deltalake import DeltaTable
 
@@ -664,8 +664,8 @@ def read_commit_logs(folder: str, commit: Commit, histories: dict[str, History] 
             f"commit's changes, so VACUUM must keep the files of the commits not yet followed. If they are gone, "
             f"follow a copy of the table as it is now (a new Delta table of its rows) with a new --out and "
             f"--checkpoint") from error
-    history = histories.setdefault(commit.table, History(commit.table))
-    return [history.take([(feed, where)], version=commit.number)]
+    checker = checkers.setdefault(commit.table, LogChecker(commit.table))
+    return [checker.take([(feed, where)], version=commit.number)]
 
 
 def _read_parquet(path: str) -> pyarrow.Table:
