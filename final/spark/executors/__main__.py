@@ -27,7 +27,6 @@ from collections.abc import Sequence
 
 from ..__main__ import FORESEEN, SPARK_LOG, _Parser, _queries, _unforeseen
 from .lowering import PlacementError
-from .run import reached
 
 WORKERS = {"spark.python.authenticate.socketTimeout": "120s"}
 """A stream starts Python workers of several kinds (its source, each mapInArrow, each state processor); on a busy
@@ -62,7 +61,7 @@ def _follow(arguments: argparse.Namespace, log_file: str) -> int:
     from ..follow import data_sets
     from ..session import parse_conf, spark_session
     from .lowering import check_placement
-    from .run import DeltaSink, start
+    from .run import follow_on_executors
 
     queries = _queries(arguments.sql) if arguments.sql else None
     followed, _ = data_sets(arguments.logs, queries)
@@ -70,19 +69,11 @@ def _follow(arguments: argparse.Namespace, log_file: str) -> int:
         for query in each.queries:
             check_placement(query)  # every query is refused before Spark starts, not after some ran
     spark = spark_session(arguments.master, {**WORKERS, **parse_conf(arguments.conf)}, log_file=log_file)
-    checkpoint = os.path.join(arguments.out, "_checkpoint")
-    available_now, seconds = arguments.trigger_seconds is None, arguments.trigger_seconds or 10.0
-    streams = []
     for each in followed:
-        for query in each.queries:
-            sink = DeltaSink(os.path.join(arguments.out, query.name), f"final-executors:{query.name}")
-            stream = start(spark, query, each.folder, checkpoint, sink, available_now, seconds)
-            if available_now:  # one at a time: a query's Python workers are not all started at once
-                stream.awaitTermination()
-            streams.append((query, stream))
-    for query, stream in streams:
-        stream.awaitTermination()
-        print(f"{query.name}: through version {reached(os.path.join(checkpoint, query.name))}", flush=True)
+        reached = follow_on_executors(spark, each.folder, each.queries, arguments.out,
+                                      arguments.trigger_seconds is None, arguments.trigger_seconds or 10.0)
+        for name, version in reached.items():
+            print(f"{name}: through version {version}", flush=True)
     return 0
 
 

@@ -1,7 +1,9 @@
 """A change stream on Spark: every row a change ``(version, multiplicity, row)``, read by the executors.
 
 Between the steps of a query lowered onto Structured Streaming
-(``lowering``), a change travels as the three columns of ``CHANGES``: the
+(``lowering``), a change travels as the three columns of ``CHANGES`` (on
+its way to a keyed step, packed with the other changes of its key and
+version: ``PACKED``): the
 data set's ``_version``, the ``_multiplicity`` (an int, as in ``final/``),
 and the ``_row`` as ``final/`` holds it (a tuple of Python values: an
 exact ``Decimal``, a naive ``datetime`` in UTC, NaN as ``sqlfloat.NAN``),
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import struct
 import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -40,9 +43,14 @@ from ..sqlfloat import float_positions, sql_row, sql_value
 if TYPE_CHECKING:
     import pyarrow
 
-VERSION, MULTIPLICITY, ROW, TABLE = "_version", "_multiplicity", "_row", "_table"
+VERSION, MULTIPLICITY, ROW, TABLE, PACK = "_version", "_multiplicity", "_row", "_table", "_changes"
 CHANGES = f"{VERSION} BIGINT, {MULTIPLICITY} BIGINT, {ROW} BINARY"
 """The columns of a change stream between two steps, in Spark's DDL."""
+PACKED = f"{VERSION} BIGINT, {PACK} BINARY"
+"""The columns of a change stream on its way to a keyed step, after its key's columns: each row holds one key's
+changes at one version from one Arrow batch, ``[(row, multiplicity), ...]`` pickled (``packed``). The shuffle
+and the state processor then handle a row per key and version, not per change: the Python worker that calls a
+processor spends tens of microseconds on each row it hands over."""
 SOURCE = f"{TABLE} STRING, {CHANGES}"
 """The source's columns: a change stream of every table of the data set, each change naming its table."""
 
@@ -56,6 +64,16 @@ def encoded(row: tuple) -> bytes:
 
 def decoded_row(data: bytes) -> tuple:
     """The row ``_row`` holds (``encoded``'s inverse)."""
+    return pickle.loads(data)
+
+
+def packed(changes: list[tuple[tuple, int]]) -> bytes:
+    """``(row, multiplicity)`` changes as ``PACK`` holds them."""
+    return pickle.dumps(changes, PICKLE)
+
+
+def unpacked(data: bytes) -> list[tuple[tuple, int]]:
+    """The ``(row, multiplicity)`` changes ``PACK`` holds (``packed``'s inverse)."""
     return pickle.loads(data)
 
 
@@ -78,23 +96,34 @@ def changes_of(batch: pyarrow.RecordBatch) -> Iterator[tuple[int, int, tuple]]:
     return zip(versions, multiplicities, map(decoded_row, rows), strict=True)
 
 
+def key_type(kind: str) -> str:
+    """The Spark SQL type of the column that carries a key of type ``kind`` to a shuffle (``key_value``)."""
+    return "bigint" if kind.lower() in ("double", "float") else kind
+
+
 def key_value(value: Any) -> Any:
-    """A GROUP BY or join key's value as a Spark column carries it, so that Spark puts together exactly the values
-    ``final/`` finds equal: -0.0 as 0.0 (Spark SQL's, and Python's, one zero) and every NaN as one NaN (the
-    bits a shuffle hashes differ between NaNs, and between the two zeros)."""
+    """A GROUP BY or join key's value as its column carries it, so that Spark puts together exactly the values
+    ``final/`` finds equal. A DOUBLE travels as the bits of its value with -0.0 made 0.0 and every NaN the one
+    NaN: as a DOUBLE, Spark's shuffle hashes -0.0 and 0.0 apart, and the Python worker that calls a state
+    processor once per key splits a NaN key's rows into one call each (it finds keys equal with Python's ``==``,
+    and NaN is not equal to itself). Every other value is itself."""
     if isinstance(value, float):
-        return float(sql_value(value)) + 0.0
+        return _BITS.unpack(_DOUBLE.pack(float(sql_value(value)) + 0.0))[0]
     return value
 
 
+_DOUBLE, _BITS = struct.Struct("<d"), struct.Struct("<q")
+
+
 def key_columns(keys: Sequence[tuple[Any, ...]], types: Sequence[str]) -> list[pyarrow.Array]:
-    """The key columns of ``keys`` (one tuple per change), of the Spark SQL ``types``, as Arrow arrays."""
+    """The columns that carry ``keys`` (tuples of values of the Spark SQL ``types``, ``key_value``), as Arrow
+    arrays."""
     import pyarrow
 
     from ..arrow_types import arrow_type
 
     columns = list(zip(*keys, strict=True)) if keys else [()] * len(types)
-    return [pyarrow.array([key_value(value) for value in column], arrow_type(kind))
+    return [pyarrow.array([key_value(value) for value in column], arrow_type(key_type(kind)))
             for column, kind in zip(columns, types, strict=True)]
 
 
@@ -165,7 +194,7 @@ class _ChangeReader(DataSourceStreamReader):
         import pyarrow
 
         commit = sources.Commit(partition.table, partition.number, partition.timestamp)
-        floats = float_positions(TABLES[partition.table].columns) if partition.table in TABLES else ()
+        floats = float_positions(TABLES[partition.table].columns)
         for log in sources.read_commit_logs(partition.folder, commit):
             changes = [(partition.version, change.multiplicity, sql_row(change.record, floats))
                        for change in log.changes()]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..sql.logical import Aggregate, Plan, Scan, nodes
-from .changes import CHANGES, MULTIPLICITY, ROW, TABLE, VERSION
+from .changes import CHANGES, MULTIPLICITY, PACKED, ROW, TABLE, VERSION, key_type
 from .steps import STATELESS, GroupBy, Keyed, Output, key_names
 
 if TYPE_CHECKING:
@@ -120,7 +120,8 @@ class _Lowering:
         below = self.lower(node.child)
         place = self.places[id(node)]
         names = key_names(len(node.keys))
-        schema = ", ".join([*(f"{name} {key.type}" for name, key in zip(names, node.keys, strict=True)), CHANGES])
+        schema = ", ".join([*(f"{name} {key_type(str(key.type))}" for name, key in zip(names, node.keys, strict=True)),
+                            PACKED])
         keyed = below.frame.mapInArrow(Keyed(self.query.recipe, below.steps, place), schema)
         grouped = keyed.groupBy(*names).transformWithState(GroupBy(self.query.recipe, place), CHANGES, "Append",
                                                            "None")

@@ -32,7 +32,7 @@ from .. import delta
 from ..catalog import DATASETS
 from ..follow import _kill_point
 from .changes import ChangeStream
-from .lowering import lowered
+from .lowering import check_placement, lowered
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -112,22 +112,31 @@ def start(spark: SparkSession, query: SqlQuery, folder: str, checkpoint: str,
 
 
 def follow_on_executors(spark: SparkSession, folder: str, queries: Sequence[SqlQuery], out: str,
-                        checkpoint: str | None = None, available_now: bool = True) -> None:
-    """Keep each of ``queries`` (over the Delta tables in ``folder``) up to date with its state on the executors,
-    each output the Delta table ``out/<query>`` of change rows (``DeltaSink``); with ``available_now``, until
-    every commit there now is taken, else until the streams are stopped.
+                        available_now: bool = True, trigger_seconds: float = 10.0) -> dict[str, int]:
+    """Keep each of ``queries`` (over the Delta tables in ``folder``, ``folder/<table>``) up to date with its
+    state on the executors, each output the Delta table ``out/<query>`` of change rows (``DeltaSink``) and each
+    checkpoint ``out/_checkpoint/<query>``; the version each query has taken. With ``available_now``, the
+    queries run one after another, each until it has taken every commit there when it started (so a query's
+    Python workers are not all started at once); otherwise together, until their streams are stopped.
 
     Raises:
-        PlacementError: a step of a query cannot run on the executors yet.
+        PlacementError: a step of a query cannot run on the executors yet (before any stream starts).
         StreamingQueryException: a micro-batch failed (a commit that fails its checks, a value Spark SQL
             raises an error for).
     """
-    checkpoint = checkpoint or os.path.join(out, "_checkpoint")
-    streams = [start(spark, query, folder, checkpoint,
-                     DeltaSink(os.path.join(out, query.name), f"final-executors:{query.name}"), available_now)
-               for query in queries]
+    for query in queries:
+        check_placement(query)
+    checkpoint = os.path.join(out, "_checkpoint")
+    streams = []
+    for query in queries:
+        sink = DeltaSink(os.path.join(out, query.name), f"final-executors:{query.name}")
+        stream = start(spark, query, folder, checkpoint, sink, available_now, trigger_seconds)
+        if available_now:
+            stream.awaitTermination()
+        streams.append(stream)
     for stream in streams:
         stream.awaitTermination()
+    return {query.name: reached(os.path.join(checkpoint, query.name)) for query in queries}
 
 
 def reached(checkpoint: str) -> int:

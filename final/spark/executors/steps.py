@@ -35,7 +35,19 @@ from ...operators.reduce import NOTHING
 from ..arrow_types import arrow_type
 from ..sql.logical import Aggregate, Filter, Plan, Project, Rename, Sort, nodes
 from ..sql.lower import compiled, grouping
-from .changes import MULTIPLICITY, PICKLE, ROW, VERSION, change_batch, changes_of, decoded_row, encoded, key_columns
+from .changes import (
+    MULTIPLICITY,
+    PACK,
+    PICKLE,
+    ROW,
+    VERSION,
+    changes_of,
+    encoded,
+    key_columns,
+    key_value,
+    packed,
+    unpacked,
+)
 
 if TYPE_CHECKING:
     import pyarrow
@@ -111,8 +123,9 @@ def key_names(count: int) -> list[str]:
 
 
 class Keyed:
-    """``mapInArrow``: each change through the stateless ``steps``, then with the key of the keyed step at
-    ``index`` in typed columns (``key_names``) before its ``VERSION``, ``MULTIPLICITY`` and ``ROW``."""
+    """``mapInArrow``: each change through the stateless ``steps``, then packed with the other changes of its key
+    (of the keyed step at ``index``) and version in its batch: a row per key and version, the key's typed columns
+    (``key_names``, ``changes.key_columns``) before ``changes.PACKED``'s."""
 
     def __init__(self, recipe: Recipe, steps: Sequence[int], index: int) -> None:
         self.recipe, self.steps, self.index = recipe, tuple(steps), index
@@ -124,32 +137,36 @@ class Keyed:
         through = chain(self.recipe, self.steps)
         keys = [compiled(key, node.child.fields) for key in node.keys]
         types = [str(key.type) for key in node.keys]
-        names = key_names(len(keys))
+        names = [*key_names(len(keys)), VERSION, PACK]
         for batch in batches:
-            kept = []
+            groups: dict[tuple, list[tuple[tuple, int]]] = defaultdict(list)
             for version, multiplicity, row in changes_of(batch):
                 row = through(row)
                 if row is not None:
-                    kept.append((version, multiplicity, row))
-            columns = key_columns([tuple([key(row) for key in keys]) for _, _, row in kept], types)
-            changes = change_batch(kept)
-            yield pyarrow.RecordBatch.from_arrays([*columns, *changes.columns], names=[*names, *changes.schema.names])
+                    # The key as its columns carry it: values final/ finds equal are one group here too.
+                    found = tuple([key_value(key(row)) for key in keys])
+                    groups[found, version].append((row, multiplicity))
+            columns = key_columns([found for found, _ in groups], types)
+            versions = pyarrow.array([version for _, version in groups], pyarrow.int64())
+            packs = pyarrow.array([packed(changes) for changes in groups.values()], pyarrow.binary())
+            yield pyarrow.RecordBatch.from_arrays([*columns, versions, packs], names=names)
 
 
 class GroupBy(StatefulProcessor):
     """``transformWithState`` of the GROUP BY at ``index``: a key's groups (``operators.aggregate._Group``, by
     ``final/``'s key of the rows) in the state store, and its output changes out.
 
-    A micro-batch holds whole versions, and a key's rows of it come in no
-    order: they are put in version order and taken a version at a time
+    A micro-batch holds whole versions, and a key's changes of it come in no
+    order (packed by version: ``Keyed``): they are put in version order and
+    taken a version at a time
     (``Aggregates.apply``), each version's output change made into rows of
     the step (``Grouping.row``). The state is the key's groups pickled; the
     objects shared with the code rather than held (the MIN/MAX reduction,
     the ``NOTHING`` marker) are pickled by name, so they are the same
     objects once read back.
 
-    Invariant: the state of a key is ``{final key: _Group}`` as of the last version of the last micro-batch
-    that Spark committed, and absent for a key with nothing left.
+    Invariant: the state of a key is ``(v, {final key: _Group})``, its groups as of ``v``, the last version it
+    had changes at in the micro-batches Spark committed; absent for a key with nothing left.
     """
 
     def __init__(self, recipe: Recipe, index: int) -> None:
@@ -165,8 +182,12 @@ class GroupBy(StatefulProcessor):
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
         versions: dict[int, list[tuple[tuple, int]]] = defaultdict(list)
         for row in rows:
-            versions[row[VERSION]].append((decoded_row(row[ROW]), row[MULTIPLICITY]))
-        groups = self._load() if self.state.exists() else {}
+            versions[row[VERSION]] += unpacked(row[PACK])
+        last, groups = self._load() if self.state.exists() else (-1, {})
+        if min(versions) < last:
+            raise StepError(f"query {self.recipe[0]}: the GROUP BY at step {self.index} got changes at version "
+                            f"{min(versions)} for a key whose changes at version {last} it had applied; a key's "
+                            f"changes must come in version order (a micro-batch's, in one call)")
         make_row, key_of, apply = self.grouping.row, self.grouping.key, self.aggregates.apply
         out: dict[tuple[int, tuple], int] = {}
         for version in sorted(versions):
@@ -174,22 +195,22 @@ class GroupBy(StatefulProcessor):
                 made = (version, make_row(pair))
                 out[made] = out.get(made, 0) + multiplicity
         if groups:
-            self.state.update((self._dump(groups),))
+            self.state.update((self._dump((max(versions), groups)),))
         else:
             self.state.clear()
         for (version, made), multiplicity in out.items():
             if multiplicity:
                 yield Row(**{VERSION: version, MULTIPLICITY: multiplicity, ROW: encoded(made)})
 
-    def _dump(self, groups: dict) -> bytes:
+    def _dump(self, state: tuple[int, dict]) -> bytes:
         buffer = io.BytesIO()
         pickler = pickle.Pickler(buffer, PICKLE)
         shared = self.shared
         pickler.persistent_id = lambda thing: shared.get(id(thing))
-        pickler.dump(groups)
+        pickler.dump(state)
         return buffer.getvalue()
 
-    def _load(self) -> dict:
+    def _load(self) -> tuple[int, dict]:
         unpickler = pickle.Unpickler(io.BytesIO(self.state.get()[0]))
         unpickler.persistent_load = self.objects.__getitem__
         return unpickler.load()
