@@ -12,8 +12,9 @@ per-key state lives in Spark's state store (RocksDB, changelog
 checkpointing) and whose code is ``final/``'s own (``steps``: a GROUP BY is
 ``operators.aggregate.Aggregates`` over ``sql.lower.grouping``'s
 functions, on one key's groups). The driver plans the micro-batches and
-holds no row: a task reads each commit's change feed, and the output is a
-Delta table of change rows written once per micro-batch (``run``).
+holds no table's rows: a task reads each commit's change feed, a data
+set's queries are one stream, and each query's output is a Delta table of
+change rows, a micro-batch's written once (``run``).
 
 What runs where today: a scan, filters and projections, and GROUP BY with
 COUNT, COUNT(DISTINCT), SUM, AVG, MIN, MAX, STDDEV and the rest of

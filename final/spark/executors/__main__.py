@@ -4,13 +4,14 @@
 
 Every data set under ``--logs`` (``DIR/<dataset>/<table>``, Delta tables)
 that a query reads is followed: by default each data set's built-in queries,
-or the queries of ``--sql``. Each query is a streaming query of its own
-(``run.start``), its output the Delta table ``OUT/<query>`` of change rows
-(the query's columns, ``_version``, ``_multiplicity``) and its checkpoint
-(Spark's offsets and state store) ``OUT/_checkpoint/<query>``. By default
-the commits there now are taken and the command exits, printing how far
-each query came; ``--trigger-seconds`` follows until stopped. A restart with
-the same ``--out`` goes on from Spark's checkpoint.
+or the queries of ``--sql``. A data set's queries are one streaming query
+(``run.start``), its checkpoint (Spark's offsets and state store)
+``OUT/_checkpoint/<dataset>``; each query's output is the Delta table
+``OUT/<query>`` of change rows (the query's columns, ``_version``,
+``_multiplicity``). By default the commits there now are taken and the
+command exits, printing how far each data set came; ``--trigger-seconds``
+follows until stopped. A restart with the same ``--out`` goes on from
+Spark's checkpoint.
 
 A query with a step that does not run on the executors yet (a join, a
 WITH RECURSIVE, ...: ``lowering.placement``) is refused before anything
@@ -70,10 +71,10 @@ def _follow(arguments: argparse.Namespace, log_file: str) -> int:
             check_placement(query)  # every query is refused before Spark starts, not after some ran
     spark = spark_session(arguments.master, {**WORKERS, **parse_conf(arguments.conf)}, log_file=log_file)
     for each in followed:
-        reached = follow_on_executors(spark, each.folder, each.queries, arguments.out,
+        version = follow_on_executors(spark, each.folder, each.queries, arguments.out,
                                       arguments.trigger_seconds is None, arguments.trigger_seconds or 10.0)
-        for name, version in reached.items():
-            print(f"{name}: through version {version}", flush=True)
+        print(f"{each.dataset}: through version {version} ({', '.join(query.name for query in each.queries)})",
+              flush=True)
     return 0
 
 

@@ -43,7 +43,7 @@ from ..sqlfloat import float_positions, sql_row, sql_value
 if TYPE_CHECKING:
     import pyarrow
 
-VERSION, MULTIPLICITY, ROW, TABLE, PACK = "_version", "_multiplicity", "_row", "_table", "_changes"
+VERSION, MULTIPLICITY, ROW, TABLE, PACK, QUERY = "_version", "_multiplicity", "_row", "_table", "_changes", "_query"
 CHANGES = f"{VERSION} BIGINT, {MULTIPLICITY} BIGINT, {ROW} BINARY"
 """The columns of a change stream between two steps, in Spark's DDL."""
 PACKED = f"{VERSION} BIGINT, {PACK} BINARY"
@@ -51,6 +51,8 @@ PACKED = f"{VERSION} BIGINT, {PACK} BINARY"
 changes at one version from one Arrow batch, ``[(row, multiplicity), ...]`` pickled (``packed``). The shuffle
 and the state processor then handle a row per key and version, not per change: the Python worker that calls a
 processor spends tens of microseconds on each row it hands over."""
+OUTPUT = f"{QUERY} STRING, {CHANGES}"
+"""The columns of a data set's queries' output changes, each named by its query."""
 SOURCE = f"{TABLE} STRING, {CHANGES}"
 """The source's columns: a change stream of every table of the data set, each change naming its table."""
 
@@ -94,6 +96,21 @@ def changes_of(batch: pyarrow.RecordBatch) -> Iterator[tuple[int, int, tuple]]:
     multiplicities = batch.column(MULTIPLICITY).to_pylist()
     rows = batch.column(ROW).to_pylist()
     return zip(versions, multiplicities, map(decoded_row, rows), strict=True)
+
+
+def typed(changes: Sequence[tuple[int, int, tuple]], names: Sequence[str], types: Sequence[str]
+          ) -> pyarrow.Table:
+    """``(version, multiplicity, row)`` changes as an Arrow table: the rows' values in columns ``names`` of the
+    Spark SQL ``types``, then ``VERSION`` and ``MULTIPLICITY``."""
+    import pyarrow
+
+    from ..arrow_types import arrow_type
+
+    columns = list(zip(*(row for _, _, row in changes), strict=True)) if changes else [()] * len(types)
+    arrays = [pyarrow.array(list(column), arrow_type(kind)) for column, kind in zip(columns, types, strict=True)]
+    arrays += [pyarrow.array([version for version, _, _ in changes], pyarrow.int64()),
+               pyarrow.array([multiplicity for _, multiplicity, _ in changes], pyarrow.int64())]
+    return pyarrow.Table.from_arrays(arrays, names=[*names, VERSION, MULTIPLICITY])
 
 
 def key_type(kind: str) -> str:

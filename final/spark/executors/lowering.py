@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..sql.logical import Aggregate, Plan, Scan, nodes
-from .changes import CHANGES, MULTIPLICITY, PACKED, ROW, TABLE, VERSION, key_type
+from .changes import CHANGES, MULTIPLICITY, OUTPUT, PACKED, ROW, TABLE, VERSION, key_type
 from .steps import STATELESS, GroupBy, Keyed, Output, key_names
 
 if TYPE_CHECKING:
@@ -79,20 +79,15 @@ def check_placement(query: SqlQuery) -> None:
 
 
 def lowered(query: SqlQuery, source: DataFrame) -> DataFrame:
-    """``query``'s output changes as a streaming DataFrame over ``source`` (a ``changes.ChangeStream``): its
-    columns (named as a follow's output table names them) with ``_version`` and ``_multiplicity``.
+    """``query``'s output changes as a streaming DataFrame over ``source`` (a ``changes.ChangeStream``), in
+    ``changes.OUTPUT``'s columns (each change named by its query).
 
     Raises:
         PlacementError: a step of the plan cannot run on the executors yet.
     """
-    from ..follow import output_columns
-
     check_placement(query)
-    lowering = _Lowering(query, source)
-    top = lowering.lower(query.plan)
-    output = Output(query.recipe, top.steps, output_columns(query), query.types)
-    columns = [f"`{name}` {kind}" for name, kind in zip(output_columns(query), query.types, strict=True)]
-    return top.frame.mapInArrow(output, ", ".join([*columns, f"{VERSION} BIGINT", f"{MULTIPLICITY} BIGINT"]))
+    top = _Lowering(query, source).lower(query.plan)
+    return top.frame.mapInArrow(Output(query.recipe, top.steps), OUTPUT)
 
 
 class _Lowering:

@@ -16,7 +16,7 @@ implementation of a step.
   the key's aggregates in Spark's state store, a micro-batch's changes
   taken version by version, in version order, the key's output changes out.
 - ``Output`` (``mapInArrow``): changes through the last stateless steps,
-  then typed columns: the query's output rows with version and multiplicity.
+  named by their query, so that a data set's queries make one stream.
 """
 
 from __future__ import annotations
@@ -32,15 +32,16 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from ...operators.aggregate import Aggregates
 from ...operators.reduce import NOTHING
-from ..arrow_types import arrow_type
 from ..sql.logical import Aggregate, Filter, Plan, Project, Rename, Sort, nodes
 from ..sql.lower import compiled, grouping
 from .changes import (
     MULTIPLICITY,
     PACK,
     PICKLE,
+    QUERY,
     ROW,
     VERSION,
+    change_batch,
     changes_of,
     encoded,
     key_columns,
@@ -220,11 +221,11 @@ class GroupBy(StatefulProcessor):
 
 
 class Output:
-    """``mapInArrow``: each change through the stateless ``steps``, then the query's output row in typed columns
-    (``names`` of Spark SQL ``types``) with ``VERSION`` and ``MULTIPLICITY``, a batch's changes consolidated."""
+    """``mapInArrow``: each change through the stateless ``steps``, a batch's changes consolidated, each named by
+    the query ``QUERY`` (``changes.OUTPUT``'s columns): the changes of a data set's queries are one stream."""
 
-    def __init__(self, recipe: Recipe, steps: Sequence[int], names: Sequence[str], types: Sequence[str]) -> None:
-        self.recipe, self.steps, self.names, self.types = recipe, tuple(steps), tuple(names), tuple(types)
+    def __init__(self, recipe: Recipe, steps: Sequence[int]) -> None:
+        self.recipe, self.steps = recipe, tuple(steps)
 
     def __call__(self, batches: Iterator[pyarrow.RecordBatch]) -> Iterator[pyarrow.RecordBatch]:
         import pyarrow
@@ -236,10 +237,7 @@ class Output:
                 made = through(row)
                 if made is not None:
                     out[version, made] = out.get((version, made), 0) + multiplicity
-            kept = [(version, row, multiplicity) for (version, row), multiplicity in out.items() if multiplicity]
-            columns = list(zip(*(row for _, row, _ in kept), strict=True)) if kept else [()] * len(self.types)
-            arrays = [pyarrow.array(list(column), arrow_type(kind)) for column, kind in
-                      zip(columns, self.types, strict=True)]
-            arrays += [pyarrow.array([version for version, _, _ in kept], pyarrow.int64()),
-                       pyarrow.array([multiplicity for _, _, multiplicity in kept], pyarrow.int64())]
-            yield pyarrow.RecordBatch.from_arrays(arrays, names=[*self.names, VERSION, MULTIPLICITY])
+            changes = change_batch([(version, multiplicity, row) for (version, row), multiplicity in out.items()
+                                    if multiplicity])
+            names = pyarrow.array([self.recipe[0]] * changes.num_rows, pyarrow.string())
+            yield pyarrow.RecordBatch.from_arrays([names, *changes.columns], names=[QUERY, *changes.schema.names])
