@@ -1,23 +1,26 @@
-"""State on the executors against the driver's follow: first load, restart after kill -9, one commit, peak RSS.
+"""State on the executors against the driver's follow: first load, a commit in a live follow, restart after
+kill -9, peak RSS.
 
 For a trips Delta table of ``--rows`` rows (4 versions), in one run, the
-four trips queries are followed by each of the two commands, each run a
-process of its own:
+four trips queries are followed by each of the two commands, each over its
+own copy of the table:
 
 - ``follow``: today's follow (``python -m final.spark follow``), every
   query's state in the Python driver;
 - ``executors``: ``python -m final.spark.executors``, each GROUP BY's state
   in Spark's state store on the executors.
 
-Each is timed, wall clock from the process's start to its exit, for: the
-first load (``--available-now``, every commit there); a restart after
-``kill -9`` with no new commit, until caught up (a live follow is killed
-once it has applied every commit; then ``--available-now`` again); one
-appended commit (``--available-now``). Each process's peak resident memory
-(``VmHWM``) is read just before it exits: the Python driver's, and the
-JVM's. Beside them, one warm Spark SQL pass of the four queries from
-scratch over the table's last version (in this process's session), and
-the bytes each command keeps in its checkpoint.
+For each: the first load (``--available-now``, every commit there, wall
+clock from the process's start to its exit); a live follow (a micro-batch
+a second), started, sees a commit land (``generate --append 1``, the same
+commits for both) and, once it has applied it, another: the seconds from
+the second being there to its output committed; that live follow
+SIGKILLed (with its JVM), then a restart with no new commit, until caught
+up (``--available-now`` again, start to exit). Each ``--available-now``
+process's peak resident memory (``VmHWM``) is read just before it exits:
+the Python driver's, and the JVM's. Beside them, one warm Spark SQL pass of
+the four queries from scratch over the table's last version (in this
+process's session), and the bytes each command keeps in its checkpoint.
 
     .venv/bin/python -m tests.bench.bench_executors [--rows 200000]
 
@@ -101,19 +104,30 @@ def caught_up(mode: str, logs: str, out: str) -> bool:
     return reached(os.path.join(out, "_checkpoint", "trips")) == last
 
 
-def killed_when_caught_up(mode: str, logs: str, out: str) -> None:
-    """A live follow of ``mode``, SIGKILLed (with its JVM) once it has applied every commit."""
+def live_commit(spark, mode: str, logs: str, out: str) -> float:
+    """A live follow of ``mode``, running: a commit lands, and once it has applied it, another; the seconds from
+    the second being there to its output committed. The live follow is then SIGKILLed, with its JVM."""
+    from final.spark import pipeline
+
     live = subprocess.Popen([sys.executable, "-m", *command(mode, logs, out, live=True)], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.monotonic() + 1800
-        while not caught_up(mode, logs, out) and live.poll() is None and time.monotonic() < deadline:
-            time.sleep(1)
-        if not caught_up(mode, logs, out):
-            raise RuntimeError(f"the live {mode} did not catch up (exit status {live.poll()})")
+        for _ in range(2):  # the first commit waits for the follow to start; the second is measured
+            pipeline.append_logs(spark, "trips", os.path.join(logs, "trips"), 1)
+            landed = time.perf_counter()
+            wait(lambda: caught_up(mode, logs, out), live)
+        return time.perf_counter() - landed
     finally:
         os.killpg(live.pid, signal.SIGKILL)
         live.wait()
+
+
+def wait(done, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 1800
+    while not done() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if not done():
+        raise RuntimeError(f"the live follow did not catch up (exit status {process.poll()})")
 
 
 def size(folder: str) -> int:
@@ -152,33 +166,37 @@ def main(argv: list[str] | None = None) -> None:
     from final.spark.session import spark_session
 
     folder = tempfile.mkdtemp(prefix="bench-executors-")
-    logs = os.path.join(folder, "logs")
     spark = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
-    pipeline.write_delta(datasets.generate(spark, "trips", options.rows), os.path.join(logs, "trips"), versions=4)
+    generated = os.path.join(folder, "generated")
+    pipeline.write_delta(datasets.generate(spark, "trips", options.rows), os.path.join(generated, "trips"),
+                         versions=4)
     modes = ("follow", "executors")
-    outs = {mode: os.path.join(folder, mode) for mode in modes}
-    found: dict[str, dict[str, dict]] = {mode: {} for mode in modes}
+    logs = {mode: os.path.join(folder, f"logs-{mode}") for mode in modes}
+    outs = {mode: os.path.join(folder, f"out-{mode}") for mode in modes}
+    loads, commits, restarts = {}, {}, {}
     for mode in modes:
-        found[mode]["first load"] = measured(mode, logs, outs[mode])
+        shutil.copytree(generated, logs[mode])
+        loads[mode] = measured(mode, logs[mode], outs[mode])
     for mode in modes:
-        killed_when_caught_up(mode, logs, outs[mode])
-        found[mode]["restart after kill -9"] = measured(mode, logs, outs[mode])
-    pipeline.append_logs(spark, "trips", os.path.join(logs, "trips"), 1)
-    for mode in modes:
-        found[mode]["one commit"] = measured(mode, logs, outs[mode])
-    warm = scratch(logs)
-    print(f"trips, {options.rows:,} rows, 4 versions then 1 commit; local[2], 2 shuffle partitions; "
-          f"Spark SQL from scratch, the four queries warm: {warm:.1f} s\n")
-    print("| run | follow (s) | executors (s) | ratio | follow driver peak (MiB) | executors driver peak (MiB) "
-          "| follow JVM peak (MiB) | executors JVM peak (MiB) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        commits[mode] = live_commit(spark, mode, logs[mode], outs[mode])
+        restarts[mode] = measured(mode, logs[mode], outs[mode])
+    warm = scratch(logs["follow"])
     mib = 1 << 20
-    for run in found["follow"]:
-        a, b = found["follow"][run], found["executors"][run]
-        print(f"| {run} | {a['seconds']:.1f} | {b['seconds']:.1f} | {b['seconds'] / a['seconds']:.2f} | "
-              f"{a['driver'] / mib:,.0f} | {b['driver'] / mib:,.0f} | {a['jvm'] / mib:,.0f} | {b['jvm'] / mib:,.0f} |")
-    print(f"\ncheckpoint on disk: follow {size(os.path.join(outs['follow'], '_checkpoint')) / mib:.1f} MiB, "
-          f"executors {size(os.path.join(outs['executors'], '_checkpoint')) / mib:.1f} MiB")
+    print(f"trips, {options.rows:,} rows in 4 versions; local[2], 2 shuffle partitions; Spark SQL from scratch, "
+          f"the four queries, warm: {warm:.1f} s\n")
+    print("| | follow | executors | ratio |")
+    print("|---|---:|---:|---:|")
+    rows = [("first load (s, process start to exit)", {mode: loads[mode]["seconds"] for mode in modes}),
+            ("one commit in a live follow, to its output (s)", commits),
+            ("restart after kill -9, no new commit (s, start to exit)",
+             {mode: restarts[mode]["seconds"] for mode in modes}),
+            ("driver peak RSS, first load (MiB)", {mode: loads[mode]["driver"] / mib for mode in modes}),
+            ("driver peak RSS, restart (MiB)", {mode: restarts[mode]["driver"] / mib for mode in modes}),
+            ("JVM peak RSS, first load (MiB)", {mode: loads[mode]["jvm"] / mib for mode in modes}),
+            ("checkpoint on disk (MiB)", {mode: size(os.path.join(outs[mode], "_checkpoint")) / mib for mode in modes})]
+    for name, values in rows:
+        print(f"| {name} | {values['follow']:,.1f} | {values['executors']:,.1f} | "
+              f"{values['executors'] / values['follow'] if values['follow'] else float('nan'):.2f} |")
     shutil.rmtree(folder)
 
 

@@ -159,9 +159,8 @@ class GroupBy(StatefulProcessor):
 
     A micro-batch holds whole versions, and a key's changes of it come in no
     order (packed by version: ``Keyed``): they are put in version order and
-    taken a version at a time
-    (``Aggregates.apply``), each version's output change made into rows of
-    the step (``Grouping.row``). The state is the key's groups pickled; the
+    taken a version at a time (``Aggregates.apply``), each version's output
+    change made into rows of the step (``Grouping.row``). The state is the key's groups pickled; the
     objects shared with the code rather than held (the MIN/MAX reduction,
     the ``NOTHING`` marker) are pickled by name, so they are the same
     objects once read back.
@@ -184,7 +183,8 @@ class GroupBy(StatefulProcessor):
         versions: dict[int, list[tuple[tuple, int]]] = defaultdict(list)
         for row in rows:
             versions[row[VERSION]] += unpacked(row[PACK])
-        last, groups = self._load() if self.state.exists() else (-1, {})
+        held = self.state.get()  # None for a key with no state (one call to the state store, not two)
+        last, groups = self._load(held[0]) if held is not None else (-1, {})
         if min(versions) < last:
             raise StepError(f"query {self.recipe[0]}: the GROUP BY at step {self.index} got changes at version "
                             f"{min(versions)} for a key whose changes at version {last} it had applied; a key's "
@@ -211,8 +211,8 @@ class GroupBy(StatefulProcessor):
         pickler.dump(state)
         return buffer.getvalue()
 
-    def _load(self) -> tuple[int, dict]:
-        unpickler = pickle.Unpickler(io.BytesIO(self.state.get()[0]))
+    def _load(self, data: bytes) -> tuple[int, dict]:
+        unpickler = pickle.Unpickler(io.BytesIO(data))
         unpickler.persistent_load = self.objects.__getitem__
         return unpickler.load()
 
