@@ -35,7 +35,9 @@ Record = Hashable
 Key = Hashable
 Value = Hashable
 Multiplicity = int
-Update = tuple[Record, Multiplicity]
+Entry = tuple[Record, Multiplicity]
+"""One entry of a collection: a record and its multiplicity. In a message the version is beside the list of
+entries, not in each (``final.operators.base``); with it, an entry is what DD calls an update."""
 Values = list[tuple[Value, Multiplicity]]
 """The input of a reduction function: a key's consolidated ``(value, multiplicity)`` pairs."""
 
@@ -59,7 +61,7 @@ class Collection:
 
     __slots__ = ("updates",)
 
-    def __init__(self, updates: Iterable[Update] = ()) -> None:
+    def __init__(self, updates: Iterable[Entry] = ()) -> None:
         """Copy and check ``updates``, a list of ``(record, multiplicity)`` pairs.
 
         Raises:
@@ -75,10 +77,10 @@ class Collection:
             ) from None
         if not _well_formed(updates):
             updates = [_checked_update(update) for update in updates]  # finds the first bad one and says why
-        self.updates: list[Update] = updates
+        self.updates: list[Entry] = updates
 
     @classmethod
-    def trusted(cls, updates: list[Update]) -> Collection:
+    def trusted(cls, updates: list[Entry]) -> Collection:
         """Wrap a list the engine built itself, built without checks and without copying it.
 
         For operators (the internal protocol, ``final.operators.base``): the
@@ -90,7 +92,7 @@ class Collection:
         return collection
 
 
-    def __iter__(self) -> Iterator[Update]:
+    def __iter__(self) -> Iterator[Entry]:
         return iter(self.updates)
 
     def __len__(self) -> int:
@@ -333,7 +335,7 @@ def key_value(record: Any, operator: str) -> tuple[Key, Value]:
     return record
 
 
-def checked_pairs(updates: list[Update], operator: str) -> None:
+def checked_pairs(updates: list[Entry], operator: str) -> None:
     """Check that every record of ``updates`` is a ``(key, value)`` pair of hashables, in bulk.
 
     Raises:
@@ -382,7 +384,7 @@ def _well_formed(updates: list) -> bool:
     return True
 
 
-def _checked_update(update: Any) -> Update:
+def _checked_update(update: Any) -> Entry:
     if type(update) is not tuple or len(update) != 2:
         raise RecordError(
             f"a collection is built from (record, multiplicity) pairs, but got {update!r}; "

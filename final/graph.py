@@ -25,7 +25,7 @@ from .compile import Compiled, compile
 from .errors import FrontierError, GraphError, Status
 from .operators.base import Operator
 from .order import Antichain, Version, checked_version
-from .sessions import ConnectedReader, InputSession, InputWriter, Output
+from .sessions import ConnectedReader, InputSession, InputWriter, Output, deliver
 from .stream import DifferenceStreamBuilder
 from .topology import Recorder, Scope, Source, Topology
 
@@ -99,7 +99,8 @@ class Graph:
             GraphError: ``budget`` is not None or an int of at least 1.
             RecordError: an operator got a record it cannot take, such as a
                 non-pair at a join; the graph is broken.
-            FunctionError: a function you gave an operator raised; the graph is broken.
+            FunctionError: a function you gave an operator raised; the graph is broken. Or an output's
+                ``on_version`` callback raised, once every callback has run; the graph is not broken.
             IterationError: a loop did not converge; the graph is broken.
             BrokenGraphError: the graph failed earlier.
         """
@@ -120,8 +121,7 @@ class Graph:
                 self._status.fail(f"{type(error).__name__} in {operator.label if operator else 'the graph'}")
                 error.add_note("The graph is broken now: it refuses to run or take input. Build it again.")
                 raise
-            for output in self._outputs:
-                output.read()
+            deliver(self._outputs)
         return handled + progress.changes - changes
 
     def run(self, max_steps: int = MAX_STEPS) -> int:
@@ -284,7 +284,7 @@ class GraphBuilder(Recorder):
         """A loop's scope, nested in ``parent``: its versions have one more coordinate, the iteration."""
         return Scope(parent, parent.initial_frontier.extend())
 
-    def connect_reader(self, source: Source) -> ConnectedReader:
+    def new_connected_reader(self, source: Source) -> ConnectedReader:
         """A new edge from ``source`` to a reader for the user (``stream.connect_reader``, ``stream.output``)."""
         reader = ConnectedReader(source.scope, self.status)
         self.edges.append((source, reader.target))

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .collection import Update
+from .collection import Entry
 from .errors import DataflowError, FunctionError
 from .order import Version
 
-Logic = Callable[[Version, list[Update]], Iterable[tuple[Version, list[Update]]]]
+Logic = Callable[[Version, list[Entry]], Iterable[tuple[Version, list[Entry]]]]
 """A linear operator's work on one difference: the updates at a version become updates at versions.
 
 Every linear operator is this, for some logic (000, "All of the linear
@@ -30,7 +30,7 @@ move updates to the lattice join of their version and one the logic names.
 A logic must not mutate the list it is given: other readers share it."""
 
 
-def apply_logic(logic: Logic, version: Version, updates: list[Update], owner: Any) -> list:
+def apply_logic(logic: Logic, version: Version, updates: list[Entry], owner: Any) -> list:
     """``logic`` on ``updates`` at ``version``, all of it, before anything is sent.
 
     Raises:
@@ -61,7 +61,7 @@ def apply_logic(logic: Logic, version: Version, updates: list[Update], owner: An
 def followed_by(first: Logic, then: Logic) -> Logic:
     """The logic applying ``first``, then ``then`` to what it produced."""
 
-    def logic(version: Version, updates: list[Update]) -> Iterable[tuple[Version, list[Update]]]:
+    def logic(version: Version, updates: list[Entry]) -> Iterable[tuple[Version, list[Entry]]]:
         for middle_version, middle in first(version, updates):
             yield from then(middle_version, middle)
 

@@ -33,7 +33,7 @@ data and frontier reads.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .collection import Collection, Record, hashable
@@ -506,6 +506,12 @@ class Output:
     so its memory follows the live result, not the number of versions;
     ``changes`` and ``at`` are then refused.
 
+    Reading runs no code of the user's: ``frontier``, ``finished``,
+    ``versions``, ``changes``, ``at`` and ``snapshot`` take in what has
+    arrived and answer (``_take``), and never raise what a callback raises.
+    The callbacks run when the graph delivers the finished versions
+    (``deliver``, at the end of every ``Graph.step``, and so of ``run``).
+
     Invariant: ``_changes`` maps every finished version at which the output
     changed (with ``history=False``: whose callbacks have not run yet) to its
     consolidated change (``{record: multiplicity}``, no zeros); ``_snapshot``
@@ -541,8 +547,11 @@ class Output:
 
     @property
     def frontier(self) -> Antichain:
-        """The versions this output may still change at: every version it does not allow is finished."""
-        self.read()
+        """The versions this output may still change at: every version it does not allow is finished.
+
+        A read: it takes in what has arrived, and runs no callback.
+        """
+        self._take()
         return self._frontier
 
     def on_version(self, callback: Callable[[Version, dict[Record, int]], None]) -> None:
@@ -550,7 +559,8 @@ class Output:
 
         Versions come in order (each after every version less than it),
         from the next one to finish on: register it before running the graph
-        to see them all.
+        to see them all. The graph calls it as it delivers them
+        (``deliver``), in ``step`` and ``run``, which raise what it raises.
 
         Raises:
             GraphError: ``callback`` is not a function.
@@ -566,7 +576,7 @@ class Output:
     def versions(self) -> list[Version]:
         """The finished versions at which the output changed, in order."""
         self._check_history()
-        self.read()
+        self._take()
         return sorted(self._changes, key=tuple)
 
     def changes(self, version: Version | int | tuple[int, ...]) -> dict[Record, int]:
@@ -595,7 +605,7 @@ class Output:
     def snapshot(self) -> dict[Record, int]:
         """The sum of the changes at every finished version: with one coordinate, the collection as of the
         last finished version."""
-        self.read()
+        self._take()
         self._fold()
         return dict(self._snapshot)
 
@@ -617,7 +627,7 @@ class Output:
     def _finished(self, version: Any) -> Version:
         self._check_history()
         version = as_version(version, self._dimension, "the version read")
-        self.read()
+        self._take()
         if self._frontier.less_equal_version(version):
             raise VersionError(
                 f"output {self.name!r} has not finished version {version} (its frontier is {self._frontier}), "
@@ -642,10 +652,44 @@ class Output:
             return f"{', '.join(inputs)} still allows it: advance it past {version}, then graph.run()"
         return "run the graph (graph.run()) until it is"
 
-    def read(self) -> None:
-        """Take in the queued changes, by version, and finish the versions the frontier has passed (the graph
-        calls it after every step). Once the graph has failed the frontier stays where it was: the version
-        being worked on never finishes."""
+    def deliver(self) -> None:
+        """Take in what has arrived, finish the versions the frontier has passed, and run the callbacks for
+        each finished version not announced yet, in order: the graph calls it at the end of every step.
+
+        Every callback runs for every such version, even after one has raised, so no version waits for a
+        later step to be announced.
+
+        Raises:
+            FunctionError: a callback raised (the first that did, the others in its notes); the output is as
+                it was, and the graph is not broken.
+        """
+        self._take()
+        if not self._unannounced:
+            return
+        failures = []
+        while self._unannounced:
+            version = self._unannounced[0]
+            for callback in self._callbacks:
+                try:
+                    callback(version, dict(self._changes[version]))
+                except Exception as error:
+                    failures.append((version, error))
+            self._announced()
+        if failures:
+            (version, error), later = failures[0], failures[1:]
+            failure = FunctionError(
+                f"output {self.name!r}'s callback raised {type(error).__name__}: {error} at version {version}; "
+                f"the output is as it was, and every other callback ran"
+            )
+            for at, other in later:
+                failure.add_note(f"output {self.name!r}'s callback also raised {type(other).__name__}: {other} "
+                                 f"at version {at}")
+            raise failure from error
+
+    def _take(self) -> None:
+        """Take in the queued changes, by version, and finish the versions the frontier has passed; no callback
+        runs here. Once the graph has failed the frontier stays where it was: the version being worked on never
+        finishes."""
         end, open_versions = self.reader.end, self._open
         queue = end.queue
         while queue:
@@ -678,26 +722,29 @@ class Output:
                     announcing = set(self._unannounced)
                     self._changes = {version: self._changes[version] for version in self._changes
                                      if version in announcing}
-        self._announce()
-
-    def _announce(self) -> None:
-        """Run the callbacks for the finished versions not announced yet; one that raises stops the rest
-        until the next read."""
-        while self._unannounced:
-            version = self._unannounced[0]
-            for callback in self._callbacks:
-                try:
-                    callback(version, dict(self._changes[version]))
-                except Exception as error:
-                    self._announced()
-                    raise FunctionError(
-                        f"output {self.name!r}'s callback raised {type(error).__name__}: {error} at version "
-                        f"{version}; the output is as it was, and later versions are announced at the next read"
-                    ) from error
-            self._announced()
 
     def _announced(self) -> None:
         """The first unannounced version has been handed to the callbacks: without history, it is dropped."""
         version = self._unannounced.pop(0)
         if not self.history:
             del self._changes[version]
+
+
+def deliver(outputs: Iterable[Output]) -> None:
+    """Deliver every output's finished versions (``Output.deliver``), each output's even after another's
+    callback has raised: what ``Graph.step`` does last.
+
+    Raises:
+        FunctionError: a callback raised: the first output's failure, the others' in its notes.
+    """
+    failure = None
+    for output in outputs:
+        try:
+            output.deliver()
+        except FunctionError as error:
+            if failure is None:
+                failure = error
+            else:
+                failure.add_note(str(error))
+    if failure is not None:
+        raise failure

@@ -5,8 +5,8 @@ graph: the source it is sent from, and the recorder that records what reads
 it (the program's ``GraphBuilder``, or a compile pass's ``Recorder``). Its
 operator methods come from the operator families of ``final.operators``,
 each family's methods beside its operators (``LinearMethods``,
-``ReduceMethods``, ...; ``final.operators.FAMILIES``); this module adds what
-every family needs: recording an operator (``add_operator``), bringing a
+``ReduceMethods``, ...; ``final.operators.STREAM_METHODS``); this module adds
+what every family needs: recording an operator (``add_operator``), bringing a
 stream into a loop (``enter``), and the ends of a graph (``output``,
 ``connect_reader``). Source: document 002, "v2: Constructing dataflow
 graphs" (the builder), "v4" (``enter``).
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from .collection import Record
 from .errors import GraphError
-from .operators import FAMILIES
+from .operators import STREAM_METHODS
 from .operators.base import Operator, StreamMethods
 from .operators.iterate import Enter
 from .order import Version
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .trace import Arrangement
 
 
-class DifferenceStreamBuilder(*FAMILIES):
+class DifferenceStreamBuilder(*STREAM_METHODS):
     """A stream under construction: each operator method adds a vertex and returns its output stream.
 
     ``builder``, ``writer`` and ``scope`` are the recorder of the graph
@@ -84,9 +84,9 @@ class DifferenceStreamBuilder(*FAMILIES):
             stream._check_enters(inner)
         for stream in streams:
             stream._check_open(name)
-        readers = [self.builder.new_reader(stream.enter(inner).writer) for stream in streams]
+        readers = [self.builder.new_edge(stream.enter(inner).writer) for stream in streams]
         scope = scope or inner
-        writer = self.builder.add_operator(operator, readers, scope, name, output, arguments, general)
+        writer = self.builder.record_operator(operator, readers, scope, name, output, arguments, general)
         return DifferenceStreamBuilder(self.builder, writer, scope)
 
     def enter(self, scope: Scope) -> DifferenceStreamBuilder:
@@ -125,7 +125,7 @@ class DifferenceStreamBuilder(*FAMILIES):
         """
         self.builder.check_building("connect_reader")
         self._check_open("connect_reader")
-        return self.builder.connect_reader(self.writer)
+        return self.builder.new_connected_reader(self.writer)
 
     def output(
         self, name: str | None = None, on_version: Callable[[Version, dict[Record, int]], None] | None = None,
@@ -152,7 +152,7 @@ class DifferenceStreamBuilder(*FAMILIES):
                 "take the output of the stream iterate returns"
             )
         name = builder.checked_name(name, f"output{len(builder.outputs)}", "output")
-        output = Output(builder.connect_reader(self.writer), name, on_version, history)
+        output = Output(builder.new_connected_reader(self.writer), name, on_version, history)
         builder.add_output(output)
         return output
 

@@ -217,13 +217,13 @@ class Recorder:
         its body, the feedback operator after it)."""
         return Source(scope)
 
-    def new_reader(self, source: Source) -> Target:
+    def new_edge(self, source: Source) -> Target:
         """A new edge from ``source``, for an operator about to be recorded to read."""
         target = Target(source.scope)
         self.edges.append((source, target))
         return target
 
-    def add_operator(
+    def record_operator(
         self, operator: type[Operator], readers: list[Target], scope: Scope, name: str, output: Source | None = None,
         arguments: tuple = (), general: General | None = None,
     ) -> Source:

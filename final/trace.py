@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from operator import le
 
-from .collection import Collection, Key, Multiplicity, Update, Value, Values, checked_pairs
+from .collection import Collection, Entry, Key, Multiplicity, Value, Values, checked_pairs
 from .order import Antichain, Version
 
 
@@ -56,7 +56,7 @@ class Index:
         return index
 
     @classmethod
-    def trusted(cls, version: Version, updates: list[Update]) -> Index:
+    def trusted(cls, version: Version, updates: list[Entry]) -> Index:
         """Index ``((key, value), multiplicity)`` updates already checked to be pairs (``checked_pairs``), built
         without checks."""
         index = cls()
@@ -96,7 +96,7 @@ class Index:
         checked_pairs(collection.updates, operator)
         self._add_all(version, collection.updates)
 
-    def add_trusted(self, version: Version, updates: list[Update]) -> None:
+    def add_trusted(self, version: Version, updates: list[Entry]) -> None:
         """``add_collection`` for updates already checked to be pairs of hashables (``checked_pairs``), without
         checks."""
         self._add_all(version, updates)
@@ -105,7 +105,7 @@ class Index:
         """Add one ``(value, multiplicity)`` under ``key`` at ``version``."""
         self._add_all(version, [((key, value[0]), value[1])])
 
-    def _add_all(self, version: Version, updates: list[Update]) -> None:
+    def _add_all(self, version: Version, updates: list[Entry]) -> None:
         """Add ``((key, value), multiplicity)`` updates, known to be well formed, at ``version``."""
         values, mark = self._values, self._dirty.add
         at_version: dict[Key, dict[Value, Multiplicity]] = {}  # a key's dict at ``version``, once found
@@ -172,7 +172,7 @@ class Index:
                         add_multiplicity(totals, value, multiplicity)
         return list(totals.items()) if totals else []
 
-    def join(self, other: Index) -> dict[Version, list[Update]]:
+    def join(self, other: Index) -> dict[Version, list[Entry]]:
         """``((key, (a, b)), m_a * m_b)`` for every ``a`` here and ``b`` in ``other`` under one key.
 
         Each result lands at the join of its two versions: the first version
@@ -182,7 +182,7 @@ class Index:
         """
         mine, theirs = self._values, other._values
         smaller, larger = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
-        result: dict[Version, list[Update]] = {}
+        result: dict[Version, list[Entry]] = {}
         joins: dict[tuple[Version, Version], Version] = {}  # few distinct pairs, met once per key
         for key in smaller:
             if key not in larger:
@@ -202,7 +202,7 @@ class Index:
                             output.append(((key, (value, other_value)), multiplicity * other_multiplicity))
         return result
 
-    def meet(self, version: Version, updates: list[Update], left: bool = True) -> dict[Version, list[Update]]:
+    def meet(self, version: Version, updates: list[Entry], left: bool = True) -> dict[Version, list[Entry]]:
         """A difference at ``version`` joined with this index: ``((key, (a, b)), m_a * m_b)`` for each update
         ``((key, a), m_a)`` and each ``(b, m_b)`` here under ``key`` (``(b, a)`` if not ``left``), at the join
         of the two versions.
@@ -211,7 +211,7 @@ class Index:
         meet, with nothing built for them.
         """
         values = self._values
-        result: dict[Version, list[Update]] = {}
+        result: dict[Version, list[Entry]] = {}
         joins: dict[Version, Version] = {}  # few distinct versions, met once per update
         for (key, value), multiplicity in updates:
             versions = values.get(key)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: the tour, then the Spark pipeline. The tour runs every stage on
-# every example of the documents (tests/catalog.py), printed beside what the
+# every example of the documents (tests/examples.py), printed beside what the
 # document printed, with a verdict against v0 recomputed from scratch. The
 # pipeline (python -m final.spark run) checks final/ against Spark SQL at every
 # version of its embedded data sets (its six queries compiled from the SQL files

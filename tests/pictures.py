@@ -11,7 +11,7 @@ from pathlib import Path
 
 from final import Graph, GraphBuilder
 from final.viz import to_dot
-from tests.catalog import geometric_series
+from tests.examples import geometric_series
 
 FOLDER = Path(__file__).resolve().parent.parent / "docs" / "pictures"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from final.conformance.catalog import connected_components
-from tests.catalog import geometric_series
-from tests.catalog import reachable as reachability
+from tests.examples import geometric_series
+from tests.examples import reachable as reachability
 
 
 def top_two(values: list) -> list:

@@ -1,5 +1,4 @@
-"""sqlite3 as the small from-scratch oracle for SQL-shaped programs (Spark SQL is
-to be the large one, once the Spark pipeline exists).
+"""sqlite3 as the small from-scratch oracle for SQL-shaped programs (Spark SQL, in final/spark, is the large one).
 
 ``group_by_reference`` builds, for every version, a table of the rows whose
 accumulated multiplicity is positive (a row with multiplicity 2 is inserted

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from final.spark.incremental import IncrementalQuery, Update
+from final.spark.incremental import IncrementalQuery, UnversionedChange
 from final.spark.query import Table
 from final.spark.sql import compile_sql
 from final.spark.sql.errors import runtime_cause
@@ -26,10 +26,10 @@ def error_class(message: str) -> str:
     return f"error: {found.group(1) if found else message.splitlines()[0]}"
 
 
-class History:
+class TableHistory:
     """Tables (name -> ``Table``) and their updates, version by version (version 0 the load)."""
 
-    def __init__(self, tables: Mapping[str, Table], updates: Sequence[Sequence[Update]]) -> None:
+    def __init__(self, tables: Mapping[str, Table], updates: Sequence[Sequence[UnversionedChange]]) -> None:
         self.tables = tables
         self.updates = updates
 

@@ -13,19 +13,19 @@ from final.conformance.cases import CASES
 from final.conformance.generate import default_out, example_cases
 
 
-def test_the_committed_examples_json_is_what_the_catalog_writes() -> None:
-    written = examples.text(examples.catalog_examples())
+def test_the_committed_examples_json_is_what_tests_examples_writes() -> None:
+    written = examples.text(examples.repository_examples())
     assert written == examples.EXAMPLES_PATH.read_text(), f"examples.json is stale: run '{examples.WRITE}'"
     assert examples.main(["--check"]) == 0
 
 
-def test_examples_json_reads_back_as_the_catalog_writes_the_examples() -> None:
-    assert examples.load() == examples.catalog_examples()
+def test_examples_json_reads_back_as_tests_examples_writes_the_examples() -> None:
+    assert examples.load() == examples.repository_examples()
     assert [example.name for example in examples.load()] == list(examples.EXAMPLE_PROGRAMS)
 
 
 def test_generate_makes_the_document_cases_from_the_package_data_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    for module in ("tests.catalog", "tests"):
+    for module in ("tests.examples", "tests"):
         monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
     made = example_cases()
     assert len(made) == len(examples.EXAMPLE_PROGRAMS)
@@ -34,7 +34,7 @@ def test_generate_makes_the_document_cases_from_the_package_data_alone(monkeypat
 
 
 def test_writing_examples_json_outside_a_clone_says_where_to_run_it(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    monkeypatch.setitem(sys.modules, "tests.catalog", None)
+    monkeypatch.setitem(sys.modules, "tests.examples", None)
     assert examples.main(["--write"]) == 2
     assert f"run '{examples.WRITE}' from the clone's root" in capsys.readouterr().err
 

@@ -1,4 +1,4 @@
-"""The documents' examples (tests/catalog.py), asserted exactly on every stage that can run them.
+"""The documents' examples (tests/examples.py), asserted exactly on every stage that can run them.
 
 Each expected value is the one the document gives, in the passage the
 example's ``source`` names; a stage lacking a concept the example needs is
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.catalog import EQUAL_COLLECTIONS, EXAMPLES, Example, judge
 from tests.conftest import stages_since
+from tests.examples import EQUAL_COLLECTIONS, EXAMPLES, Example, judge
 from tests.harness import PRESENT_STAGES, run_differences, run_messages, run_or_skip, stage_module
 
 CASES = [(example, stage) for example in EXAMPLES for stage in stages_since(example.since)]

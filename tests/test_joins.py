@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.catalog import enrich
+from tests.examples import enrich
 from tests.harness import join_closure, less_equal, run
 from tests.sql import accumulated, enrichment_reference, sqlite_rows
 from tests.strategies import table
@@ -124,7 +124,7 @@ def test_join_many_refuses_unconnected_inputs(stage: str) -> None:
 
 
 def three_hops_plain(query, links):
-    from tests.catalog import three_hops
+    from tests.examples import three_hops
 
     return three_hops(query, links, arranged=False)
 
@@ -132,7 +132,7 @@ def three_hops_plain(query, links):
 @pytest.mark.since("final")
 def test_three_hops_build_one_arrangement_of_links(stage: str) -> None:
     """003: 'we are able to re-use the links arrangement at no cost': one arrangement, three joins reading it."""
-    from tests.catalog import three_hops
+    from tests.examples import three_hops
     from tests.harness import build_graph, stage_module
 
     _, _, graph = build_graph(stage_module(stage), three_hops, 2)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.catalog import updates_reference
+from tests.examples import updates_reference
 from tests.harness import build_graph, join_closure, run, stage_module
 from tests.strategies import multiplicities, records
 

@@ -168,8 +168,50 @@ def test_a_raising_callback_leaves_the_output_as_it_was() -> None:
     session.advance_to(2)
     with pytest.raises(final.FunctionError, match=r"output 'raw'.s callback raised ValueError: not this one"):
         graph.run()
-    assert output.at(1) == {"a": 1, "b": 1}  # the read goes on, and announces version 1
+    assert output.at(1) == {"a": 1, "b": 1}  # the delivery went on: version 1 was announced too
     assert calls == [final.Version(0), final.Version(1)]
+
+
+def test_reading_an_output_runs_no_callback_the_graph_delivers_them() -> None:
+    """A read takes in what has arrived (an input read straight, here, before any step), and the callbacks wait
+    for the graph to deliver the version."""
+    calls: list = []
+    builder = GraphBuilder(0)
+    stream, session = builder.new_session()
+    output = stream.output("raw", on_version=lambda version, changes: calls.append((version, changes)))
+    graph = builder.finalize()
+    session.update_at("a", 0, 1)
+    session.advance_to(1)
+    session.flush()
+    assert output.finished(0) and output.at(0) == {"a": 1} and output.frontier == final.Antichain([final.Version(1)])
+    assert calls == []
+    graph.run()
+    assert calls == [(final.Version(0), {"a": 1})]
+
+
+def test_every_callback_runs_though_some_raise_and_the_first_failure_is_raised() -> None:
+    def failing(version, changes):
+        raise ValueError(f"no {changes}")
+
+    seen: list = []
+    builder = GraphBuilder(0)
+    stream, session = builder.new_session()
+    stream.output("first", on_version=failing)
+    stream.output("second", on_version=failing)
+    stream.output("third", on_version=lambda version, changes: seen.append(version))
+    graph = builder.finalize()
+    session.update_at("a", 0, 1)
+    session.update_at("b", 1, 1)
+    session.advance_to(2)
+    first = r"output 'first'.s callback raised ValueError: no \{'a': 1\}"
+    with pytest.raises(final.FunctionError, match=first) as caught:
+        graph.run()
+    notes = caught.value.__notes__
+    assert any("'first'" in note and "no {'b': 1}" in note for note in notes)
+    assert any("'second'" in note for note in notes)
+    assert seen == [final.Version(0), final.Version(1)]
+    graph.run()  # nothing is left to announce, and the graph is not broken
+    assert seen == [final.Version(0), final.Version(1)]
 
 
 def test_session_misuse_is_refused() -> None:

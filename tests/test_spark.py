@@ -1,11 +1,11 @@
 """final/spark: at every version of a change log, ``final/`` holds what Spark SQL computes from scratch.
 
 Spark SQL is the reference oracle here, as v0 is for the stages: for each
-query of ``final.spark.catalog`` (document 004's GROUP BY with NULLs and
-refunds, document 003's chain of LEFT JOINs, document 002's reachability
-loop), ``final/`` is fed the logs version by version, in one process and
-split over Spark tasks, and must hold exactly Spark SQL's rows at each
-version. The data sets are small but chosen so that the NULL cases the
+query of ``final.spark.tables_and_queries`` (document 004's GROUP BY with
+NULLs and refunds, document 003's chain of LEFT JOINs, document 002's
+reachability loop), ``final/`` is fed the logs version by version, in one
+process and split over Spark tasks, and must hold exactly Spark SQL's rows at
+each version. The data sets are small but chosen so that the NULL cases the
 documents are about really occur (a NULL group, NULL fares skipped, a NULL
 key, a missing row, a NULL zipcode), and a planted fault shows the check
 reports the version and the row it concerns, so a pass is not vacuous. The
@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 
 from final.spark import datasets, pipeline, session, sources, truth
-from final.spark.catalog import DATASETS, QUERIES, TABLES
 from final.spark.changelog import ChangeLogError
 from final.spark.inputs import data_files
 from final.spark.sql import compile_sql
+from final.spark.tables_and_queries import DATASETS, QUERIES, TABLES
 
 pytestmark = pytest.mark.slow  # Spark: a JVM, seconds per test
 

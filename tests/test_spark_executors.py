@@ -25,13 +25,13 @@ from pathlib import Path
 import pytest
 
 from final.spark import datasets, delta, pipeline
-from final.spark.catalog import QUERIES, queries_of
 from final.spark.equality import tolerant_columns
 from final.spark.executors.changes import MULTIPLICITY, VERSION
 from final.spark.executors.lowering import PlacementError, check_placement, placement
 from final.spark.follow import KILL_VARIABLE, Bound, output_columns, tables_as_bound
 from final.spark.pipeline import compare
 from final.spark.sqlfloat import sql_row
+from final.spark.tables_and_queries import QUERIES, queries_of
 from final.spark.truth import over
 
 pytestmark = pytest.mark.slow  # Spark: JVMs, a few minutes

@@ -29,7 +29,7 @@ import pytest
 from final.spark import changelog, outputs, report, sources
 from final.spark.__main__ import main
 from final.spark.inputs import data_files
-from final.spark.pipeline import Difference, Partitioned, QueryRun, Run
+from final.spark.pipeline import Difference, Partitioned, PipelineRun, QueryRun
 
 pytestmark = pytest.mark.slow  # Spark: a JVM, seconds per test
 
@@ -210,7 +210,7 @@ def test_spark_traces_stay_out_of_the_terminal(logs: Path, tmp_path: Path) -> No
     assert "Traceback" in log  # and Python's
 
 
-def small_run(partitions: bool, differences: int = 0) -> Run:
+def small_run(partitions: bool, differences: int = 0) -> PipelineRun:
     """A run of one query over three versions, as ``run_pipeline`` returns it, with made-up times."""
     query = QueryRun("trips", "fares_by_passengers", "SELECT 1", "document 004", versions=[0, 1, 2],
                      rows=[3, 3, 4], incremental_seconds=[0.5, 0.001, 0.001], scratch_seconds=[0.2, 0.2, 0.2],
@@ -218,7 +218,7 @@ def small_run(partitions: bool, differences: int = 0) -> Run:
                      differences=[Difference(1, (None, Decimal("10.00")), 1, 0)] * differences)
     if partitions:
         query.partitioned.append(Partitioned(2, 1.0, 0.1, [], ["final.zip"]))
-    return Run({"rows": 200, "versions": 3}, [query])
+    return PipelineRun({"rows": 200, "versions": 3}, [query])
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

@@ -29,10 +29,10 @@ import pyarrow
 import pytest
 
 from final.spark import datasets, delta, pipeline, sources
-from final.spark.catalog import QUERIES, TABLES, queries_of
 from final.spark.changelog import MULTIPLICITY, VERSION
-from final.spark.follow import KILL_VARIABLE, FollowError, follow, output_columns, read_output, verify
+from final.spark.follow import KILL_VARIABLE, FollowError, follow, lag, output_columns, read_output, verify
 from final.spark.sqlfloat import sql_row
+from final.spark.tables_and_queries import QUERIES, TABLES, queries_of
 
 pytestmark = pytest.mark.slow  # Spark: JVMs, a few minutes
 
@@ -354,6 +354,117 @@ def test_a_checkpoint_refuses_tables_written_anew(spark, tmp_path) -> None:
     with pytest.raises(FollowError, match=r"bound commit 0 of table edges, which .* holds as made at another time "
                                           r"\(the table was written again\): .*follow them with a new --out"):
         follow(spark, str(logs), str(out), log=lambda line: None)
+
+
+def trips_table(logs: Path, commits: list[list[dict]]) -> Path:
+    """``logs/trips/trips``, a Delta table of trips (change data feed on) with one commit per list of rows."""
+    from deltalake import write_deltalake
+
+    path = logs / "trips" / "trips"
+    for rows in commits:
+        write_deltalake(str(path), pyarrow.Table.from_pylist(rows, schema=sources.table_schema("trips")),
+                        mode="append", configuration=delta.FEED)
+    return path
+
+
+def test_available_now_applies_every_commit_there_when_it_starts_after_a_kill(tmp_path) -> None:
+    """Killed as its micro-batch arrived, a follow leaves that batch in Spark's offset log, not done; a commit
+    lands; ``--available-now`` must apply it too. Spark runs a source without ``SupportsTriggerAvailableNow``
+    for one micro-batch, the one its log holds: it said "through version 2" and left commit 3 unbound."""
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    path = trips_table(logs, [[trip(1)], [trip(2)], [trip(3)]])
+    assert run_follow(logs, out, "batch:1").returncode == -9
+    trips_table(logs, [[trip(4)]])
+    assert delta.version(str(path)) == 3
+    finished = run_follow(logs, out)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert "followed: trips through version 3" in finished.stdout
+    assert [str(found) for found in lag(str(logs), str(out))] == [
+        "trips: 4 of 4 commits bound, applied through version 3 of 3 (caught up)"]
+
+
+def test_a_restart_after_vacuum_says_so_in_one_line_and_exits_2(tmp_path) -> None:
+    """VACUUM with no retention removes the files of the version a restart reads its table as of: the restart
+    says so in one line, exit 2. It aborted after that line (``terminate called without an active
+    exception``, exit 134): ``deltalake``'s reader handed Arrow a file system written in Python."""
+    from deltalake import DeltaTable
+
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    path = trips_table(logs, [[trip(number)] for number in range(8)])  # eight files, all read at a restart
+    assert run_follow(logs, out).returncode == 0
+    DeltaTable(str(path)).delete("trip_id >= 0")  # every file removed, then deleted
+    DeltaTable(str(path)).vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
+    for _ in range(2):
+        restarted = run_follow(logs, out)
+        assert restarted.returncode == 2, restarted.stderr[-2000:]
+        assert restarted.stderr.count("\n") == 1 and restarted.stderr.startswith(
+            f"error: table trips ({path}) as of commit 7 does not read ("), restarted.stderr
+        assert "if VACUUM removed its files, follow the tables anew" in restarted.stderr
+
+
+def test_a_commit_whose_changes_vacuum_removed_is_named(tmp_path, capsys) -> None:
+    from deltalake import DeltaTable
+
+    from final.spark.__main__ import main
+
+    logs = tmp_path / "logs"
+    path = trips_table(logs, [[trip(1), trip(2)]])
+    DeltaTable(str(path)).delete("trip_id = 2")
+    DeltaTable(str(path)).delete("trip_id = 1")
+    DeltaTable(str(path)).vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
+    assert main(["follow", "--logs", str(logs), "--out", str(tmp_path / "out"), "--available-now"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith(f"error: table trips ({path}), commit 0 "), error
+    assert "its change data feed does not read" in error and "VACUUM must keep the files" in error
+
+
+def test_outputs_optimized_between_follows_and_a_kill_between_outputs_write_each_version_once(spark, tmp_path) -> None:
+    """Each output commit carries the follow's transaction identifier, so OPTIMIZE committing to the output
+    tables between two follows does not stop the next one (it did: "output table ... is at version 4, but
+    this follow is at version 3"), and a restart after a kill between one query's output and the next writes
+    each data set version once to each output table (a MERGE committed twice can leave the change feed's sum
+    unchanged, so the tables' commits are counted too)."""
+    from deltalake import DeltaTable
+
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    # New groups at each version: a MERGE that only inserts adds a file, so each output table has four.
+    trips_table(logs, [[trip(3 * commit + number, passengers=3 * commit + number) for number in range(3)]
+                       for commit in range(4)])
+    assert follow(spark, str(logs), str(out), log=lambda line: None) == {"trips": 3}
+    for query in queries_of("trips"):
+        DeltaTable(str(out / query.name)).optimize.compact()
+    assert all(delta.version(str(out / query.name)) == 4 for query in queries_of("trips"))  # OPTIMIZE committed
+    trips_table(logs, [[trip(100 + commit, passengers=commit)] for commit in range(2)])
+    assert run_follow(logs, out, "output:2").returncode == -9  # version 4 written to one output, not the others
+    finished = run_follow(logs, out)
+    assert finished.returncode == 0 and "trips through version 5" in finished.stdout, finished.stderr[-2000:]
+    assert verify(spark, str(logs), str(out)) == (6 * len(queries_of("trips")), [])
+    for query in queries_of("trips"):
+        stamped = Counter(entry.get(delta.DATASET_VERSION) for entry in DeltaTable(str(out / query.name)).history())
+        assert {version: stamped[version] for version in range(6)} == dict.fromkeys(range(6), 1), query.name
+
+
+def test_a_column_added_to_a_delta_table_is_left_out_and_the_queries_go_on(spark, tmp_path) -> None:
+    """Delta's schema evolution adds a column to trips (``write_deltalake(..., schema_mode="merge")``), which no
+    built-in query reads: the follow goes on, in the run that meets the commit and after a restart (it stopped:
+    "column tip is not a column of table trips"), and Spark SQL agrees at every version."""
+    from deltalake import write_deltalake
+
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    path = trips_table(logs, [[trip(1), trip(2, passengers=2)]])
+    assert follow(spark, str(logs), str(out), log=lambda line: None) == {"trips": 0}
+    tipped = sources.table_schema("trips").append(pyarrow.field("tip", pyarrow.decimal128(6, 2)))
+    for rows in ([{**trip(3), "tip": Decimal("1.50")}], [{**trip(4, passengers=2), "tip": None}]):
+        write_deltalake(str(path), pyarrow.Table.from_pylist(rows, schema=tipped), mode="append", schema_mode="merge")
+    said: list[str] = []
+    assert follow(spark, str(logs), str(out), log=said.append) == {"trips": 2}
+    assert [line for line in said if "tip" in line] == [
+        f"trips: table trips has a column tip (table trips ({path}), commit 1 (_delta_log/00000000000000000001.json)"
+        f"), which this follow leaves out: its queries keep the columns they started with (trip_id, passenger_count, "
+        f"fare_amount, trip_distance, pickup_datetime, dropoff_datetime)"]
+    # Nothing new: a restart reads trips as of commit 2, column tip and all.
+    assert follow(spark, str(logs), str(out), log=lambda line: None) == {"trips": 2}
+    assert verify(spark, str(logs), str(out)) == (3 * len(queries_of("trips")), [])
 
 
 def test_follow_refuses_a_folder_without_data_sets(tmp_path: Path) -> None:

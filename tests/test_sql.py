@@ -26,7 +26,7 @@ from final.spark.incremental import IncrementalQuery
 from final.spark.query import Table
 from final.spark.sql import SqlError, compile_sql, explain
 from final.spark.sql.types import SqlType
-from tests.sql_history import History
+from tests.sql_history import TableHistory
 
 NAN, INF = float("nan"), float("inf")
 
@@ -66,7 +66,7 @@ HISTORY = [
 ]
 
 
-SQL_HISTORY = History(TABLES, HISTORY)
+SQL_HISTORY = TableHistory(TABLES, HISTORY)
 
 
 def keyed(results: list) -> list[Counter | str]:

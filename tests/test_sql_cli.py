@@ -161,7 +161,7 @@ def test_a_bad_table_exits_2_with_one_line(tmp_path, capsys) -> None:
             assert main([command, *arguments, "--out", str(tmp_path / "out")]) == 2, (case, command)
             error = one_error(capsys)
             assert re.search(message, error), (case, command, error)
-    from final.spark.catalog import BOUND, DATASETS, TABLES
+    from final.spark.tables_and_queries import BOUND, DATASETS, TABLES
 
     assert BOUND not in DATASETS and "t" not in TABLES  # nothing stays bound after a command
 
@@ -328,3 +328,136 @@ def test_a_value_spark_sql_refuses_stops_the_follow_at_its_version_with_nothing_
     assert capsys.readouterr().out.splitlines()[-1] == "2 versions checked, 0 differences"
     assert main(["follow", *given, "--available-now"]) == 2  # a restart stops there again
     assert "fails at version 2" in one_error(capsys)
+
+
+@pytest.mark.slow
+def test_a_data_error_names_its_row_in_sql_literals(spark, tmp_path, capsys) -> None:
+    """A follow's data error names the row as Spark SQL literals, not as Python shows them (``Decimal('199.50')``,
+    ``datetime.date(...)``, ``None``): the DECIMAL as written, the text quoted as Spark reads it, NULL, a DATE."""
+    from deltalake import write_deltalake
+
+    path = tmp_path / "orders"
+    schema = pyarrow.schema([("id", pyarrow.int64()), ("shop", pyarrow.string()), ("items", pyarrow.int32()),
+                             ("total", pyarrow.decimal128(8, 2)), ("note", pyarrow.string()),
+                             ("day", pyarrow.date32())])
+    for row in ({"id": 1, "shop": "Lyon", "items": 2, "total": Decimal("20.00"), "note": "ok",
+                 "day": dt.date(2024, 5, 1)},
+                {"id": 8, "shop": "O'Neil's", "items": 0, "total": Decimal("199.50"), "note": None,
+                 "day": dt.date(2024, 5, 9)}):
+        write_deltalake(str(path), pyarrow.Table.from_pylist([row], schema=schema), mode="append",
+                        configuration=delta.FEED)
+    sql = write(tmp_path, "per_item.sql", "SELECT id, total / items AS per_item FROM orders")
+    given = ["--table", f"orders={path}", "--sql", sql, "--out", str(tmp_path / "feed")]
+    assert main(["follow", *given, "--available-now"]) == 2
+    row = "(8, 'O\\'Neil\\'s', 0, 199.50, NULL, DATE '2024-05-09')"  # a quote escaped as Spark SQL reads it
+    assert f"[DIVIDE_BY_ZERO] Division by zero (in the row {row})" in one_error(capsys)
+
+
+def points(path: Path, commits: list[list[dict]], schema: pyarrow.Schema, **options) -> None:
+    """A commit of each list of rows to the Delta table at ``path`` (created with its change data feed on)."""
+    from deltalake import write_deltalake
+
+    for rows in commits:
+        write_deltalake(str(path), pyarrow.Table.from_pylist(rows, schema=schema), mode="append",
+                        configuration=delta.FEED, **options)
+
+
+POINTS = pyarrow.schema([("id", pyarrow.int64()), ("x", pyarrow.int32())])
+
+POINT_QUERIES = {"totals": "SELECT COUNT(*) AS n, SUM(x) AS total FROM p", "everything": "SELECT * FROM p",
+                 "ids": "SELECT COUNT(DISTINCT id) AS ids FROM p", "positive": "SELECT id FROM p WHERE x > 0"}
+"""Over a table ``p (id BIGINT, x INT)``: SUM(x) is a BIGINT whether x is an INT or a BIGINT, SELECT * returns x."""
+
+
+def point_follow(tmp_path: Path, table: Path, names: list[str], out: str = "feed") -> list[str]:
+    """``--table p=TABLE --sql`` with the queries ``names`` of ``POINT_QUERIES``, and ``--out``."""
+    files = [write(tmp_path / "sql", f"{name}.sql", POINT_QUERIES[name]) for name in names]
+    return ["--table", f"p={table}", "--sql", *files, "--out", str(tmp_path / out)]
+
+
+@pytest.mark.slow
+def test_a_column_added_to_a_bound_table_changes_no_query_and_select_star_keeps_its_columns(
+        spark, tmp_path, capsys) -> None:
+    """A restart binds a table with the columns its follow started with: a column added since (Delta's schema
+    evolution) is no reason to refuse the checkpoint, which compares what the queries read (it said "belongs to
+    another follow", the same --sql given); SELECT * keeps its columns, and its output table its schema. A
+    checkpoint recorded before reads were (only the tables' columns) is read too, and given them."""
+    table = tmp_path / "p"
+    points(table, [[{"id": 1, "x": 1}], [{"id": 2, "x": 5}]], POINTS)
+    given = point_follow(tmp_path, table, ["totals", "everything"])
+    assert main(["follow", *given, "--available-now"]) == 0
+    record = tmp_path / "feed" / "_checkpoint" / "tables" / "queries.json"
+    written = json.loads(record.read_text())
+    assert written["reads"] == {"totals": {"p": {"x": "INT"}}, "everything": {"p": {"id": "BIGINT", "x": "INT"}}}
+    record.write_text(json.dumps({"queries": written["queries"], "tables": written["tables"]}))  # as main wrote it
+    tipped = POINTS.append(pyarrow.field("tip", pyarrow.float64()))
+    points(table, [[{"id": 3, "x": 2, "tip": 0.5}]], tipped, schema_mode="merge")
+    capsys.readouterr()
+    assert main(["follow", *given, "--available-now"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-1].startswith("followed: tables through version 2") and "has a column tip" in printed[-3]
+    assert json.loads(record.read_text())["reads"] == written["reads"]
+    assert delta.change_feed(str(tmp_path / "feed" / "everything")).column_names[:2] == ["id", "x"]
+    assert "tip" not in delta.change_feed(str(tmp_path / "feed" / "everything")).column_names
+    assert main(["verify", *given]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "6 versions checked, 0 differences"
+
+
+@pytest.mark.slow
+def test_a_widened_column_is_followed_unless_a_querys_result_type_changes(spark, tmp_path, capsys) -> None:
+    """x widened from INT to BIGINT (the table rewritten with ``schema_mode="overwrite"``, as delta-rs changes a
+    type) with a value no INT holds: SUM(x) and WHERE x > 0 keep their result types, so they go on, compiled
+    again over BIGINT (Spark SQL agrees at every version); SELECT * would return a BIGINT column to an output
+    table of INT, so that follow stops, naming the table, the column and the commit."""
+    from deltalake import DeltaTable, write_deltalake
+
+    table = tmp_path / "p"
+    points(table, [[{"id": 1, "x": 1}], [{"id": 2, "x": -5}]], POINTS)
+    going, stopping = point_follow(tmp_path, table, ["totals", "positive"]), point_follow(
+        tmp_path, table, ["everything"], "star")
+    assert main(["follow", *going, "--available-now"]) == 0
+    assert main(["follow", *stopping, "--available-now"]) == 0
+    rows = pyarrow.table(DeltaTable(str(table)).to_pyarrow_table())
+    wide = pyarrow.schema([("id", pyarrow.int64()), ("x", pyarrow.int64())])
+    write_deltalake(str(table), pyarrow.concat_tables([rows.cast(wide), pyarrow.Table.from_pylist(
+        [{"id": 3, "x": 2 ** 40}], schema=wide)]), mode="overwrite", schema_mode="overwrite")
+    points(table, [[{"id": 4, "x": 7}]], wide)
+    capsys.readouterr()
+    assert main(["follow", *going, "--available-now"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("followed: tables through version 3")
+    assert delta.version(str(tmp_path / "feed" / "totals")) == 3
+    totals = [row for row in delta.change_feed(str(tmp_path / "feed" / "totals")).to_pylist()
+              if row["_commit_version"] == 3 and row["_change_type"] == "insert"]
+    assert [(row["n"], row["total"]) for row in totals] == [(4, 2 ** 40 + 3)]
+    assert main(["verify", *going]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "8 versions checked, 0 differences"
+    assert main(["follow", *stopping, "--available-now"]) == 2
+    assert one_error(capsys) == (
+        f"error: table p ({table}), commit 2 (_delta_log/00000000000000000002.json): column x is widened from INT to "
+        f"BIGINT, and query everything reads it: its column x would be BIGINT, and its output table holds INT. An "
+        f"output table keeps its columns' types: follow the query with a new --out and --checkpoint\n")
+
+
+@pytest.mark.slow
+def test_a_column_a_query_reads_that_the_table_drops_stops_the_follow(spark, tmp_path, capsys) -> None:
+    """x dropped (the table rewritten without it): a follow whose query reads x stops at that commit, naming the
+    table, the column and the commit; one whose queries do not read x goes on (x is NULL from then on)."""
+    from deltalake import DeltaTable, write_deltalake
+
+    table = tmp_path / "p"
+    points(table, [[{"id": 1, "x": 1}], [{"id": 2, "x": 5}]], POINTS)
+    reading, not_reading = point_follow(tmp_path, table, ["totals", "ids"]), point_follow(
+        tmp_path, table, ["ids"], "ids")
+    assert main(["follow", *reading, "--available-now"]) == 0
+    assert main(["follow", *not_reading, "--available-now"]) == 0
+    rows = pyarrow.table(DeltaTable(str(table)).to_pyarrow_table()).drop_columns(["x"])
+    write_deltalake(str(table), rows, mode="overwrite", schema_mode="overwrite")
+    capsys.readouterr()
+    assert main(["follow", *reading, "--available-now"]) == 2
+    assert one_error(capsys).startswith(
+        f"error: table p ({table}), commit 2 (_delta_log/00000000000000000002.json): column x is gone (the table had "
+        f"it, INT); query totals reads it: put the column back, or follow the queries that do not read it")
+    assert main(["follow", *not_reading, "--available-now"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("followed: tables through version 2")
+    assert main(["verify", *not_reading]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "3 versions checked, 0 differences"

@@ -67,7 +67,7 @@ from final.spark.sql.types import INT, STRING, SqlType, cast
 
 
 @dataclass(frozen=True)
-class Case:
+class Agreeing:
     """``sql`` evaluates in Spark to what ``mine()`` returns, and Spark types it ``type``."""
 
     sql: str
@@ -157,21 +157,21 @@ BAD_TIMESTAMP_TEXTS = [
 TIMESTAMP_TEXTS_BEYOND = ["+10000-01-01", "0001-01-01 00:00:00+01:00", "9999-12-31 23:00:00 -05:00", "-0001-01-01"]
 
 CASTS = [
-    *(Case(f"CAST({quoted(text)} AS DATE)", lambda text=text: parse_date(text), DATE) for text in DATE_TEXTS),
-    *(Case(f"CAST({quoted(text)} AS TIMESTAMP)", lambda text=text: parse_timestamp(text), TIMESTAMP)
+    *(Agreeing(f"CAST({quoted(text)} AS DATE)", lambda text=text: parse_date(text), DATE) for text in DATE_TEXTS),
+    *(Agreeing(f"CAST({quoted(text)} AS TIMESTAMP)", lambda text=text: parse_timestamp(text), TIMESTAMP)
       for text in TIMESTAMP_TEXTS),
-    *(Case(f"DATE {quoted(text)}", lambda text=text: date_literal(text), DATE)
+    *(Agreeing(f"DATE {quoted(text)}", lambda text=text: date_literal(text), DATE)
       for text in ["2020", "2020-1", " 2020-01-05 x", "2020-02-29"]),
-    *(Case(f"TIMESTAMP {quoted(text)}", lambda text=text: timestamp_literal(text), TIMESTAMP)
+    *(Agreeing(f"TIMESTAMP {quoted(text)}", lambda text=text: timestamp_literal(text), TIMESTAMP)
       for text in ["2020", "2020-01-05 10:00:00 +01:00", "2020-01-05T10:11:12.000001"]),
-    *(Case(f"CAST(DATE'{text}' AS STRING)", lambda text=text: format_date(day(text)), STRING)
+    *(Agreeing(f"CAST(DATE'{text}' AS STRING)", lambda text=text: format_date(day(text)), STRING)
       for text in ["0001-01-01", "0999-12-31", "2020-02-29", "9999-12-31"]),
-    *(Case(f"CAST(TIMESTAMP'{text}' AS STRING)", lambda text=text: format_timestamp(moment(text)), STRING)
+    *(Agreeing(f"CAST(TIMESTAMP'{text}' AS STRING)", lambda text=text: format_timestamp(moment(text)), STRING)
       for text in ["2020-01-01 01:02:03.100", "2020-01-01 01:02:03.123456", "2020-01-01 00:00:00",
                    "0001-01-01 00:00:00.000010", "0999-12-31 23:59:59.5", "9999-12-31 23:59:59.999999"]),
-    *(Case(f"CAST(DATE'{text}' AS TIMESTAMP)", lambda text=text: date_to_timestamp(day(text)), TIMESTAMP)
+    *(Agreeing(f"CAST(DATE'{text}' AS TIMESTAMP)", lambda text=text: date_to_timestamp(day(text)), TIMESTAMP)
       for text in ["2020-01-01", "0001-01-01", "9999-12-31", "1969-12-31"]),
-    *(Case(f"CAST(TIMESTAMP'{text}' AS DATE)", lambda text=text: timestamp_to_date(moment(text)), DATE)
+    *(Agreeing(f"CAST(TIMESTAMP'{text}' AS DATE)", lambda text=text: timestamp_to_date(moment(text)), DATE)
       for text in ["2020-01-01 23:59:59.999999", "1969-12-31 23:59:59.5", "0001-01-01 00:00:00",
                    "1970-01-01 00:00:00"]),
 ]
@@ -204,29 +204,29 @@ def _random_moments(count: int) -> list[tuple[str, str]]:
 
 
 ARITHMETIC = [
-    *(Case(f"date_add(DATE'{text}', {count})", lambda text=text, count=count: add_days(day(text), count),
-           RESULT_TYPES["date_add"]) for text, count in ADD_DAYS),
-    *(Case(f"date_sub(DATE'{text}', {count})", lambda text=text, count=count: add_days(day(text), -count),
-           RESULT_TYPES["date_sub"]) for text, count in ADD_DAYS if text != "0001-01-01"),
-    Case("DATE'2020-03-01' - 1", lambda: add_days(date(2020, 3, 1), -1), RESULT_TYPES["date_sub"]),
-    Case("1 + DATE'2020-02-28'", lambda: add_days(date(2020, 2, 28), 1), RESULT_TYPES["date_add"]),
-    Case("date_add(DATE'2020-01-01', CAST(1 AS TINYINT))", lambda: add_days(date(2020, 1, 1), 1), DATE),
-    Case("date_add(DATE'2020-01-01', '7')", lambda: add_days(date(2020, 1, 1), cast("7", STRING, INT)), DATE),
-    Case("date_add(TIMESTAMP'2020-01-01 23:00:00', 1)",
-         lambda: add_days(timestamp_to_date(datetime(2020, 1, 1, 23)), 1), DATE),
-    *(Case(f"add_months(DATE'{text}', {count})", lambda text=text, count=count: add_months(day(text), count),
-           RESULT_TYPES["add_months"]) for text, count in ADD_MONTHS),
-    Case("add_months(DATE'2020-01-31', -1.9)", lambda: add_months(date(2020, 1, 31), -1), DATE),
-    *(Case(f"datediff(DATE'{end}', DATE'{start}')", lambda end=end, start=start: datediff(day(end), day(start)),
-           RESULT_TYPES["datediff"]) for end, start in DATEDIFF),
-    *(Case(f"months_between(TIMESTAMP'{later}', TIMESTAMP'{earlier}')",
-           lambda later=later, earlier=earlier: months_between(moment(later), moment(earlier)),
-           RESULT_TYPES["months_between"]) for later, earlier in [*MONTHS_BETWEEN, *_random_moments(40)]),
-    *(Case(f"months_between(TIMESTAMP'{later}', TIMESTAMP'{earlier}', false)",
-           lambda later=later, earlier=earlier: months_between(moment(later), moment(earlier), round_off=False),
-           RESULT_TYPES["months_between"]) for later, earlier in MONTHS_BETWEEN),
-    Case("months_between(DATE'2020-03-15', DATE'2020-02-01')",
-         lambda: months_between(date(2020, 3, 15), date(2020, 2, 1)), RESULT_TYPES["months_between"]),
+    *(Agreeing(f"date_add(DATE'{text}', {count})", lambda text=text, count=count: add_days(day(text), count),
+               RESULT_TYPES["date_add"]) for text, count in ADD_DAYS),
+    *(Agreeing(f"date_sub(DATE'{text}', {count})", lambda text=text, count=count: add_days(day(text), -count),
+               RESULT_TYPES["date_sub"]) for text, count in ADD_DAYS if text != "0001-01-01"),
+    Agreeing("DATE'2020-03-01' - 1", lambda: add_days(date(2020, 3, 1), -1), RESULT_TYPES["date_sub"]),
+    Agreeing("1 + DATE'2020-02-28'", lambda: add_days(date(2020, 2, 28), 1), RESULT_TYPES["date_add"]),
+    Agreeing("date_add(DATE'2020-01-01', CAST(1 AS TINYINT))", lambda: add_days(date(2020, 1, 1), 1), DATE),
+    Agreeing("date_add(DATE'2020-01-01', '7')", lambda: add_days(date(2020, 1, 1), cast("7", STRING, INT)), DATE),
+    Agreeing("date_add(TIMESTAMP'2020-01-01 23:00:00', 1)",
+             lambda: add_days(timestamp_to_date(datetime(2020, 1, 1, 23)), 1), DATE),
+    *(Agreeing(f"add_months(DATE'{text}', {count})", lambda text=text, count=count: add_months(day(text), count),
+               RESULT_TYPES["add_months"]) for text, count in ADD_MONTHS),
+    Agreeing("add_months(DATE'2020-01-31', -1.9)", lambda: add_months(date(2020, 1, 31), -1), DATE),
+    *(Agreeing(f"datediff(DATE'{end}', DATE'{start}')", lambda end=end, start=start: datediff(day(end), day(start)),
+               RESULT_TYPES["datediff"]) for end, start in DATEDIFF),
+    *(Agreeing(f"months_between(TIMESTAMP'{later}', TIMESTAMP'{earlier}')",
+               lambda later=later, earlier=earlier: months_between(moment(later), moment(earlier)),
+               RESULT_TYPES["months_between"]) for later, earlier in [*MONTHS_BETWEEN, *_random_moments(40)]),
+    *(Agreeing(f"months_between(TIMESTAMP'{later}', TIMESTAMP'{earlier}', false)",
+               lambda later=later, earlier=earlier: months_between(moment(later), moment(earlier), round_off=False),
+               RESULT_TYPES["months_between"]) for later, earlier in MONTHS_BETWEEN),
+    Agreeing("months_between(DATE'2020-03-15', DATE'2020-02-01')",
+             lambda: months_between(date(2020, 3, 15), date(2020, 2, 1)), RESULT_TYPES["months_between"]),
 ]
 
 # Intervals --------------------------------------------------------------------------------------------------
@@ -317,20 +317,20 @@ def eval_literal(node: exp.Expression) -> date | datetime:
     return timestamp_literal(node.this.name)
 
 
-def _interval_case(value_sql: str, sign: str, interval_sql: str) -> Case:
+def _interval_case(value_sql: str, sign: str, interval_sql: str) -> Agreeing:
     value, amount = _value_of(value_sql), literal_interval(interval_sql)
     kind = interval_result_type(DATE if type(value) is date else TIMESTAMP, amount)
-    return Case(f"{value_sql} {sign} {interval_sql}",
-                lambda: add_interval(value, amount, 1 if sign == "+" else -1), kind)
+    return Agreeing(f"{value_sql} {sign} {interval_sql}",
+                    lambda: add_interval(value, amount, 1 if sign == "+" else -1), kind)
 
 
 INTERVAL_CASES = [
-    *(Case(f"typeof({sql})", lambda sql=sql: str(literal_interval(sql).type), STRING) for sql in INTERVALS),
-    *(Case(f"TIMESTAMP'2000-01-31 00:00:00' + ({sql})",
-           lambda sql=sql: add_interval(datetime(2000, 1, 31), literal_interval(sql)), TIMESTAMP)
+    *(Agreeing(f"typeof({sql})", lambda sql=sql: str(literal_interval(sql).type), STRING) for sql in INTERVALS),
+    *(Agreeing(f"TIMESTAMP'2000-01-31 00:00:00' + ({sql})",
+               lambda sql=sql: add_interval(datetime(2000, 1, 31), literal_interval(sql)), TIMESTAMP)
       for sql in INTERVALS if abs(literal_interval(sql).months) < 12_000),
     *(_interval_case(value, sign, amount) for value, sign, amount in INTERVAL_ARITHMETIC),
-    *(Case(f"{amount} + {value}", _interval_case(value, "+", amount).mine, _interval_case(value, "+", amount).type)
+    *(Agreeing(f"{amount} + {value}", _interval_case(value, "+", amount).mine, _interval_case(value, "+", amount).type)
       for value, sign, amount in INTERVAL_ARITHMETIC[:4] if sign == "+"),
 ]
 
@@ -345,25 +345,26 @@ TRUNC_MOMENTS = ["2021-05-19 10:11:12.345678", "2021-01-01 00:00:00", "2020-02-2
                  "0001-01-03 12:00:00", "9999-12-31 23:59:59.999999"]
 
 FIELDS = [
-    *(Case(f"EXTRACT({field} FROM {value})", lambda field=field, value=value: extract(field, _value_of(value)),
-           extract_type(field)) for field in [*dates.EXTRACT_FIELDS, "year", "Dow_Iso"] for value in FIELD_VALUES[:2]),
-    *(Case(f"EXTRACT({field} FROM {value})", lambda field=field, value=value: extract(field, _value_of(value)),
-           extract_type(field)) for field in ["WEEK", "YEAROFWEEK", "DOW", "DOW_ISO", "DOY", "QUARTER", "SECOND"]
+    *(Agreeing(f"EXTRACT({field} FROM {value})", lambda field=field, value=value: extract(field, _value_of(value)),
+               extract_type(field))
+      for field in [*dates.EXTRACT_FIELDS, "year", "Dow_Iso"] for value in FIELD_VALUES[:2]),
+    *(Agreeing(f"EXTRACT({field} FROM {value})", lambda field=field, value=value: extract(field, _value_of(value)),
+               extract_type(field)) for field in ["WEEK", "YEAROFWEEK", "DOW", "DOW_ISO", "DOY", "QUARTER", "SECOND"]
       for value in FIELD_VALUES[2:]),
-    *(Case(f"{name}({value})", lambda name=name, value=value: field_function(name, _value_of(value)),
-           RESULT_TYPES[name]) for name in dates.FIELD_FUNCTIONS for value in FIELD_VALUES),
-    *(Case(f"date_trunc({quoted(unit)}, TIMESTAMP'{text}')",
-           lambda unit=unit, text=text: date_trunc(unit, moment(text)), RESULT_TYPES["date_trunc"])
+    *(Agreeing(f"{name}({value})", lambda name=name, value=value: field_function(name, _value_of(value)),
+               RESULT_TYPES[name]) for name in dates.FIELD_FUNCTIONS for value in FIELD_VALUES),
+    *(Agreeing(f"date_trunc({quoted(unit)}, TIMESTAMP'{text}')",
+               lambda unit=unit, text=text: date_trunc(unit, moment(text)), RESULT_TYPES["date_trunc"])
       for unit in TRUNC_TEXTS for text in TRUNC_MOMENTS[:2]),
-    *(Case(f"date_trunc({quoted(unit)}, TIMESTAMP'{text}')",
-           lambda unit=unit, text=text: date_trunc(unit, moment(text)), RESULT_TYPES["date_trunc"])
+    *(Agreeing(f"date_trunc({quoted(unit)}, TIMESTAMP'{text}')",
+               lambda unit=unit, text=text: date_trunc(unit, moment(text)), RESULT_TYPES["date_trunc"])
       for unit in dates.DATE_TRUNC_UNITS for text in TRUNC_MOMENTS[2:]),
-    Case("date_trunc('MONTH', DATE'2021-05-19')", lambda: date_trunc("MONTH", date_to_timestamp(date(2021, 5, 19))),
-         RESULT_TYPES["date_trunc"]),
-    *(Case(f"trunc(DATE'{text[:10]}', {quoted(unit)})", lambda unit=unit, text=text: trunc(day(text[:10]), unit),
-           RESULT_TYPES["trunc"]) for unit in TRUNC_TEXTS for text in TRUNC_MOMENTS),
-    Case("trunc(TIMESTAMP'2021-05-19 10:00:00', 'MM')", lambda: trunc(timestamp_to_date(datetime(2021, 5, 19, 10)),
-                                                                        "MM"), RESULT_TYPES["trunc"]),
+    Agreeing("date_trunc('MONTH', DATE'2021-05-19')", lambda: date_trunc("MONTH", date_to_timestamp(date(2021, 5, 19))),
+             RESULT_TYPES["date_trunc"]),
+    *(Agreeing(f"trunc(DATE'{text[:10]}', {quoted(unit)})", lambda unit=unit, text=text: trunc(day(text[:10]), unit),
+               RESULT_TYPES["trunc"]) for unit in TRUNC_TEXTS for text in TRUNC_MOMENTS),
+    Agreeing("trunc(TIMESTAMP'2021-05-19 10:00:00', 'MM')",
+             lambda: trunc(timestamp_to_date(datetime(2021, 5, 19, 10)), "MM"), RESULT_TYPES["trunc"]),
 ]
 
 # to_date and to_timestamp -----------------------------------------------------------------------------------
@@ -401,14 +402,14 @@ PATTERNS_BEYOND = [("-2020-01-05", "yyyy-MM-dd"), ("0000-01-05", "yyyy-MM-dd"), 
                    ("+202001105", "yyyyMMdd"), ("-202001105", "yyyyMMdd"), ("-20201-01-05", "yyyy-MM-dd")]
 
 TO_DATES = [
-    *(Case(f"to_date({quoted(text)})", lambda text=text: to_date(text), RESULT_TYPES["to_date"])
+    *(Agreeing(f"to_date({quoted(text)})", lambda text=text: to_date(text), RESULT_TYPES["to_date"])
       for text in ["2020-01-05", " 2020-1-5 ", "2020-01-05 10:11:12", "2020"]),
-    *(Case(f"to_timestamp({quoted(text)})", lambda text=text: to_timestamp(text), RESULT_TYPES["to_timestamp"])
+    *(Agreeing(f"to_timestamp({quoted(text)})", lambda text=text: to_timestamp(text), RESULT_TYPES["to_timestamp"])
       for text in ["2020-01-05 10:11:12", "2020-01-05T10:11:12.5+01:00", "2020"]),
-    *(Case(f"to_date({quoted(text)}, {quoted(pattern)})", lambda text=text, pattern=pattern: to_date(text, pattern),
-           RESULT_TYPES["to_date"]) for text, pattern in PATTERNS),
-    *(Case(f"to_timestamp({quoted(text)}, {quoted(pattern)})",
-           lambda text=text, pattern=pattern: to_timestamp(text, pattern), RESULT_TYPES["to_timestamp"])
+    *(Agreeing(f"to_date({quoted(text)}, {quoted(pattern)})", lambda text=text, pattern=pattern: to_date(text, pattern),
+               RESULT_TYPES["to_date"]) for text, pattern in PATTERNS),
+    *(Agreeing(f"to_timestamp({quoted(text)}, {quoted(pattern)})",
+               lambda text=text, pattern=pattern: to_timestamp(text, pattern), RESULT_TYPES["to_timestamp"])
       for text, pattern in PATTERNS),
 ]
 

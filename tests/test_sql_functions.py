@@ -4,7 +4,7 @@ As in ``test_sql.py``, each query runs incrementally over a small history
 (a load, deletes, re-inserts) and is compared with Spark SQL 4.3 (ANSI on)
 from scratch at every version: rows with their multiplicities, each value
 with its type (``row_key``: a DECIMAL with its scale), and the output's
-Spark types. One query per family of functions, with many calls in its
+Spark types. One query per group of functions, with many calls in its
 SELECT list, keeps Spark's part short. The spread aggregates (``stddev``,
 ``variance``) are compared within the fuzzer's ``TOLERANCE``, as its SUM
 and AVG of doubles are: Spark updates a running mean in row order, so its
@@ -28,7 +28,7 @@ from final.spark.incremental import IncrementalQuery
 from final.spark.query import Table
 from final.spark.sql import SqlError, compile_sql
 from final.spark.sql.regex import java_regex, java_replacement, replace_all
-from tests.sql_history import History
+from tests.sql_history import TableHistory
 
 NAN, INF = float("nan"), float("inf")
 
@@ -63,7 +63,7 @@ HISTORY = [
      ("g", G[3], -1), ("g", G[5], 1)],
 ]
 
-SQL_HISTORY = History(TABLES, HISTORY)
+SQL_HISTORY = TableHistory(TABLES, HISTORY)
 ours = SQL_HISTORY.ours
 
 
@@ -74,7 +74,7 @@ def spark_at(spark):
     yield from SQL_HISTORY.spark(spark)
 
 
-FAMILIES = {
+FUNCTION_GROUPS = {
     "trimming, replacing, finding, padding, splitting": (
         "SELECT id, trim(s), ltrim(s), rtrim(s), trim(BOTH 'x' FROM s), trim(LEADING t FROM s), "
         "trim(TRAILING 'c\\t' FROM s), replace(s, 'a'), replace(s, t, '-'), replace(s, 'a', t), instr(s, t), "
@@ -109,7 +109,7 @@ FAMILIES = {
 
 SPREADS = {"aggregates by group": (7, 8, 9, 10, 11, 12, 13, 17),
            "aggregates of everything, over rows that come and go": (3, 4, 5)}
-"""The columns of ``stddev``, ``variance`` and a DOUBLE's ``SUM`` in each family: compared within the fuzzer's
+"""The columns of ``stddev``, ``variance`` and a DOUBLE's ``SUM`` in each group: compared within the fuzzer's
 ``TOLERANCE``."""
 
 
@@ -128,12 +128,12 @@ def differences(expected: list, found: list, tolerant: tuple[int, ...]) -> list:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", list(FAMILIES))
-def test_each_family_of_functions_agrees_with_spark_sql_at_every_version(family, spark_at):
-    text = FAMILIES[family]
+@pytest.mark.parametrize("group", list(FUNCTION_GROUPS))
+def test_each_group_of_functions_agrees_with_spark_sql_at_every_version(group, spark_at):
+    text = FUNCTION_GROUPS[group]
     expected, expected_schema = spark_at(text)
     found, schema = ours(text)
-    assert differences(expected, found, SPREADS.get(family, ())) == []
+    assert differences(expected, found, SPREADS.get(group, ())) == []
     assert schema == expected_schema  # names and types
 
 

@@ -16,9 +16,9 @@ from datetime import datetime
 from decimal import Decimal
 
 from final import GraphBuilder
-from final.spark.catalog import QUERIES
 from final.spark.incremental import IncrementalQuery
 from final.spark.sqlfloat import NAN, float_positions, sql_row, sql_value
+from final.spark.tables_and_queries import QUERIES
 
 
 def nan() -> float:

@@ -1,6 +1,8 @@
 """The stage packages are self-contained and read as a ladder (the README's "The stages").
 
 - no stage imports another (relative imports only), so ``import v2, v3`` never mixes them;
+- final imports no code of the repository outside it but where the README's Layout says (the oracle's
+  examples writer reads ``tests/examples.py``);
 - a file keeps its name from the stage that introduces it on (v1's sequence.py alone is retired);
 - each package opens with "Stage vN: <concept>. New since ...";
 - the doctests in ``collection.py`` and ``order.py`` pass.
@@ -8,6 +10,7 @@
 
 from __future__ import annotations
 
+import ast
 import doctest
 import importlib
 import re
@@ -29,6 +32,26 @@ def test_no_stage_imports_another(stage: str) -> None:
         for match in STAGE_IMPORT.finditer(path.read_text())
     ]
     assert offenders == []
+
+
+OUTSIDE_FINAL = {"v0", "v1", "v2", "v3", "v4", "v5", "ladder", "tests", "notebooks", "scripts"}
+"""The repository's code outside final/, by its top-level import name."""
+
+
+def test_final_imports_the_repository_outside_it_only_where_the_readme_says() -> None:
+    found: dict[str, list[str]] = {}
+    for path in stage_python_files("final"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] in OUTSIDE_FINAL:
+                    found.setdefault(str(path.relative_to(ROOT)), []).append(name)
+    assert found == {"final/conformance/examples.py": ["tests.examples"]}
 
 
 def test_stages_loaded_together_stay_apart() -> None:

@@ -1,6 +1,6 @@
-"""The tour: every stage runs every catalog example, beside what the document printed.
+"""The tour: every stage runs every example of the documents, beside what the document printed.
 
-For each example of tests/catalog.py it prints the document's passage and
+For each example of tests/examples.py it prints the document's passage and
 output, then for each stage either the stage's output (accumulated, at the
 last input version) with two verdicts, against the document's expected output
 and against v0 recomputed from scratch at every version, or why the stage
@@ -16,7 +16,7 @@ import argparse
 import sys
 import textwrap
 
-from tests.catalog import EXAMPLES, Example, judge
+from tests.examples import EXAMPLES, Example, judge
 from tests.harness import PRESENT_STAGES, STAGES, Result, run, run_messages
 
 WIDTH = 100

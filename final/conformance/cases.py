@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -37,7 +37,7 @@ from .encoding import (
     encode_collection,
     encode_version,
 )
-from .versions import Collection, accumulate, less_equal, sort_key
+from .versions import Collection, History, Update, accumulate, less_equal, sort_key
 
 FORMAT = "dd-conformance-case/1"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
@@ -51,9 +51,6 @@ class CaseError(ValueError):
     Its message names the file and a JSON path to the bad spot (``$.messages[4].data[2][2]``),
     says what is wrong there and what to do.
     """
-
-
-Update = tuple[Hashable, PlainVersion, int]
 
 
 @dataclass(frozen=True)
@@ -107,9 +104,9 @@ class Case:
     """The program's outputs when it has several; ``expected`` then has entries for each (``Expected.output``).
     Empty for a program with one output."""
 
-    def histories(self) -> list[list[Update]]:
+    def histories(self) -> list[History]:
         """Each input's updates, in the order they are sent."""
-        by_input: dict[str, list[Update]] = {name: [] for name in self.inputs}
+        by_input: dict[str, History] = {name: [] for name in self.inputs}
         for message in self.messages:
             if message.data is not None:
                 by_input[message.input].extend(message.data)

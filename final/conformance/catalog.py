@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .encoding import PlainVersion, add
-from .versions import less_equal
+from .versions import Update, less_equal
 
-Histories = Sequence[Sequence[tuple[Hashable, PlainVersion, int]]]
+Histories = Sequence[Sequence[Update]]
 RandomRecord = Callable[[random.Random], Hashable]
 Reference = Callable[[Histories, PlainVersion], dict]
 """The output collection at a version, ``{record: multiplicity}``, from each input's updates."""

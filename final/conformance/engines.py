@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from .cache import cache_folder
-from .cases import Case, Message, Update
+from .cases import Case, Message
 from .drive import FinalEngine, Run
 from .encoding import PlainVersion, decode, decode_version, encode, encode_version
+from .versions import Update
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds an engine has for one case, from the case's first line to its answer's closing line."""

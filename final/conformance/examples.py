@@ -1,6 +1,6 @@
 """The documents' worked examples that become cases, as package data: ``examples.json``.
 
-The examples are written once, in the repository's ``tests/catalog.py``
+The examples are written once, in the repository's ``tests/examples.py``
 (which the tests, the tour and the notebooks read), and that file is not part
 of the package. ``generate`` needs, of each example ``EXAMPLE_PROGRAMS`` maps
 to a program, only data: its input histories, the versions to evaluate at, and
@@ -8,9 +8,12 @@ the output its document gives (accumulated per version, and the differences
 where the document prints them). ``examples.json`` holds exactly that, so
 ``generate`` reads one file whether it runs in a clone or installed.
 
-The file is written from the catalog in a clone (``python -m
+The file is written from ``tests/examples.py`` in a clone (``python -m
 final.conformance.examples --write``); ``--check`` says whether it still
-matches, and a test does the same, so the two never drift apart.
+matches, and a test does the same, so the two never drift apart. Those two
+commands are the one place ``final`` imports the repository's code from
+outside ``final``, and only when they run: ``load``, and so ``generate``,
+need this package alone.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,17 +36,16 @@ from .encoding import (
     encode_collection,
     encode_version,
 )
-from .versions import Collection
+from .versions import Collection, History
 
 FORMAT = "dd-conformance-examples/1"
 EXAMPLES_PATH = Path(__file__).with_name("examples.json")
 WRITE = "python -m final.conformance.examples --write"
 
-History = list[tuple[Hashable, PlainVersion, int]]
-
 
 class ExampleError(RuntimeError):
-    """``examples.json`` cannot be read, or cannot be written from the catalog; the message says what to do."""
+    """``examples.json`` cannot be read, or cannot be written from ``tests/examples.py``; the message says what
+    to do."""
 
 
 def _fares_row(record: tuple) -> tuple:
@@ -72,8 +74,8 @@ EXAMPLE_PROGRAMS: dict[str, tuple[str, Callable[[Any], Any] | None]] = {
     "three_hops_shared_links": ("three_hops", None),
     "enrichment_left_joins": ("enrichment", None),
 }
-"""Each documented example (by its name in the shared catalog) and the program that computes it, with a
-translation of the example's records where the catalog writes them differently. ``examples.json`` holds
+"""Each documented example (by its name in ``tests/examples.py``) and the program that computes it, with a
+translation of the example's records where the program writes them differently. ``examples.json`` holds
 these examples, in this order."""
 
 
@@ -94,21 +96,21 @@ class DocumentedExample:
     """The document's output differences per version, where it prints them."""
 
 
-# -- writing, from the repository's catalog ---------------------------------------------
+# -- writing, from the repository's tests/examples.py ------------------------------------
 
 
-def catalog_examples() -> list[DocumentedExample]:
-    """The examples ``EXAMPLE_PROGRAMS`` maps, as the repository's ``tests/catalog.py`` writes them.
+def repository_examples() -> list[DocumentedExample]:
+    """The examples ``EXAMPLE_PROGRAMS`` maps, as the repository's ``tests/examples.py`` writes them.
 
     Raises:
-        ExampleError: ``tests`` is not importable (this needs a clone, run from its root), or the catalog has
-            an example that ``EXAMPLE_PROGRAMS`` does not map to a program.
+        ExampleError: ``tests`` is not importable (this needs a clone, run from its root), or
+            ``tests/examples.py`` has an example that ``EXAMPLE_PROGRAMS`` does not map to a program.
     """
     try:
-        from tests.catalog import EXAMPLES
+        from tests.examples import EXAMPLES
     except ImportError as error:
         raise ExampleError(
-            f"the documents' examples are written in tests/catalog.py, which needs a clone of the repository on "
+            f"the documents' examples are written in tests/examples.py, which needs a clone of the repository on "
             f"the path ({error}); run '{WRITE}' from the clone's root"
         ) from None
     by_name = {example.name: example for example in EXAMPLES}
@@ -118,7 +120,7 @@ def catalog_examples() -> list[DocumentedExample]:
                            f"{Path(__file__).name}")
     missing = sorted(set(EXAMPLE_PROGRAMS) - set(by_name))
     if missing:
-        raise ExampleError(f"EXAMPLE_PROGRAMS names {missing}, which tests/catalog.py does not have")
+        raise ExampleError(f"EXAMPLE_PROGRAMS names {missing}, which tests/examples.py does not have")
     return [
         DocumentedExample(example.name, example.source, example.inputs, example.expected, example.at,
                           example.differences)
@@ -141,7 +143,7 @@ def text(examples: Sequence[DocumentedExample]) -> str:
         if example.differences is not None:
             lines.append(_rows("differences", _per_version(example.differences, "difference")))
         entries.append("    {\n" + ",\n".join(lines) + "\n    }")
-    head = f'  "format": {json.dumps(FORMAT)},\n  "written_by": {json.dumps(WRITE + ", from tests/catalog.py")},\n'
+    head = f'  "format": {json.dumps(FORMAT)},\n  "written_by": {json.dumps(WRITE + ", from tests/examples.py")},\n'
     return "{\n" + head + '  "examples": [\n' + ",\n".join(entries) + "\n  ]\n}\n"
 
 
@@ -163,7 +165,7 @@ def load(path: Path = EXAMPLES_PATH) -> list[DocumentedExample]:
 
     Raises:
         ExampleError: the file is missing or unreadable, or holds other examples than ``EXAMPLE_PROGRAMS``
-            maps (then it is to be written again from the catalog).
+            maps (then it is to be written again from ``tests/examples.py``).
     """
     redo = f"write it again with '{WRITE}' in a clone of the repository"
     try:
@@ -195,15 +197,15 @@ def _example(entry: dict) -> DocumentedExample:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``--write`` writes ``examples.json`` from the catalog; ``--check`` exits 1 if it differs from what
+    """``--write`` writes ``examples.json`` from ``tests/examples.py``; ``--check`` exits 1 if it differs from what
     ``--write`` would write."""
     parser = argparse.ArgumentParser(prog="python -m final.conformance.examples", description=__doc__.split("\n\n")[0])
     action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--write", action="store_true", help=f"write {EXAMPLES_PATH.name} from tests/catalog.py")
-    action.add_argument("--check", action="store_true", help=f"whether {EXAMPLES_PATH.name} matches tests/catalog.py")
+    action.add_argument("--write", action="store_true", help=f"write {EXAMPLES_PATH.name} from tests/examples.py")
+    action.add_argument("--check", action="store_true", help=f"whether {EXAMPLES_PATH.name} matches tests/examples.py")
     arguments = parser.parse_args(argv)
     try:
-        written = text(catalog_examples())
+        written = text(repository_examples())
     except (ExampleError, EncodingError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -212,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{EXAMPLES_PATH}: {len(EXAMPLE_PROGRAMS)} examples")
         return 0
     if not EXAMPLES_PATH.is_file() or EXAMPLES_PATH.read_text() != written:
-        print(f"{EXAMPLES_PATH} differs from tests/catalog.py: run '{WRITE}'", file=sys.stderr)
+        print(f"{EXAMPLES_PATH} differs from tests/examples.py: run '{WRITE}'", file=sys.stderr)
         return 1
     return 0
 

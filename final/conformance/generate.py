@@ -35,7 +35,7 @@ from .cases import (
 from .catalog import PROGRAMS, Program, RandomRecord, pair_of, pick, program_named
 from .drive import FinalEngine
 from .encoding import FALSE, TRUE, Boolean, PlainVersion, add
-from .versions import Collection, accumulate, consolidate, differences, join_closure, less_equal, sort_key
+from .versions import Collection, History, accumulate, consolidate, differences, join_closure, less_equal, sort_key
 
 if TYPE_CHECKING:
     from .examples import DocumentedExample
@@ -45,8 +45,6 @@ RANDOM_CASES = 10
 """Random cases per program: half with int versions, half with pairs (where the program allows them)."""
 CASE_SET = 3
 """The version of the committed case set: raised whenever a regenerated set differs from the last one."""
-
-History = list[tuple[Hashable, PlainVersion, int]]
 
 
 class GenerationError(RuntimeError):

@@ -18,6 +18,12 @@ from .encoding import PlainVersion, add
 Collection = dict[Hashable, int]
 """``{record: multiplicity}``, consolidated: no zero multiplicities."""
 
+Update = tuple[Hashable, PlainVersion, int]
+"""``(record, version, multiplicity)``: one change of an input, what DD calls an update."""
+
+History = list[Update]
+"""One input's updates, in the order they are sent."""
+
 
 def less_equal(a: PlainVersion, b: PlainVersion) -> bool:
     """The order of versions: ints as usual, tuples coordinate by coordinate (the product order)."""

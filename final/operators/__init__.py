@@ -1,10 +1,10 @@
 """The operator families of the engine: one module each, its operators beside the stream methods that add them.
 
 A family is a module here holding its operator classes and a ``...Methods``
-class with the stream methods that build them; ``FAMILIES`` lists those
-classes, and a stream (``final.stream.DifferenceStreamBuilder``) has every
-method of every family. A new family is one module and one line in
-``FAMILIES``. What a family may use of the engine, the internal protocol,
+class with the stream methods that build them; ``STREAM_METHODS`` lists
+those classes, and a stream (``final.stream.DifferenceStreamBuilder``) has
+every method of every family. A new family is one module and one line in
+``STREAM_METHODS``. What a family may use of the engine, the internal protocol,
 is written down in ``base``.
 """
 
@@ -18,7 +18,7 @@ from .linear import Concat, Debug, LinearMethods, LinearUnaryOperator
 from .reduce import Consolidate, CountInPlace, InPlace, Reduce, ReduceMethods, SumInPlace, ThresholdInPlace
 from .top_k import TopKInPlace, TopKMethods
 
-FAMILIES: tuple[type[StreamMethods], ...] = (
+STREAM_METHODS: tuple[type[StreamMethods], ...] = (
     LinearMethods,
     ReduceMethods,
     AggregateMethods,
@@ -30,7 +30,7 @@ FAMILIES: tuple[type[StreamMethods], ...] = (
 """Every family's stream methods, in the order ``help(stream)`` lists them."""
 
 __all__ = [
-    "FAMILIES",
+    "STREAM_METHODS",
     "AggregateInPlace",
     "AggregateMethods",
     "Arrange",

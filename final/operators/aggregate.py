@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from decimal import localcontext
 from typing import Any
 
-from ..collection import Update, Values, incomparable, key_value, max_values, min_values
+from ..collection import Entry, Values, incomparable, key_value, max_values, min_values
 from ..errors import GraphError
 from ..trace import add_presence
 from .base import Place, StreamMethods
@@ -296,7 +296,7 @@ class HierarchyInPlace(InPlace):
         hierarchy = self._hierarchies.get(key)
         return 0 if hierarchy is None else hierarchy.depth()
 
-    def apply(self, batches: list[list[Update]]) -> list[Update]:
+    def apply(self, batches: list[list[Entry]]) -> list[Entry]:
         hierarchies = self._hierarchies
         staged: dict[Any, dict[Any, int]] = {}  # each touched key's changes, consolidated
         for updates in batches:
@@ -305,7 +305,7 @@ class HierarchyInPlace(InPlace):
                 if values is None:
                     values = staged[key] = {}
                 values[value] = values.get(value, 0) + multiplicity
-        changes: list[Update] = []
+        changes: list[Entry] = []
         for key, values in staged.items():
             hierarchy = hierarchies.get(key)
             if hierarchy is None:
@@ -378,8 +378,8 @@ class Aggregates:
             self._layout.append((name, kind, positions.get(kind, 0)))
             positions[kind] = positions.get(kind, 0) + 1
 
-    def apply(self, groups: dict[Any, _Group], key_of: Callable[[Any], Any], batches: list[list[Update]]
-              ) -> list[Update]:
+    def apply(self, groups: dict[Any, _Group], key_of: Callable[[Any], Any], batches: list[list[Entry]]
+              ) -> list[Entry]:
         """Take one finished version's updates into ``groups``, each record into the group of its ``key_of`` (made
         for a key that has none); return what replaces each touched key's output: ``((key, record), -1)`` for the
         record it had, ``((key, record), 1)`` for the one it has now. A group with nothing left is dropped."""
@@ -425,7 +425,7 @@ class Aggregates:
             if group.extremes is None:
                 group.extremes = Hierarchy(self.reduction)
             group.extremes.add(tuples)
-        changes: list[Update] = []
+        changes: list[Entry] = []
         for key, old in before.items():
             group = groups[key]
             if group.extremes is not None:
@@ -483,7 +483,7 @@ class AggregateInPlace(InPlace):
     def state_size(self) -> int:
         return len(self._groups) + self.pending.size()
 
-    def apply(self, batches: list[list[Update]]) -> list[Update]:
+    def apply(self, batches: list[list[Entry]]) -> list[Entry]:
         return self._aggregates.apply(self._groups, self._key, batches)
 
 

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from ..collection import Collection, Update, checked_pairs
+from ..collection import Collection, Entry, checked_pairs
 from ..errors import DataflowError, FunctionError, GraphError
 from ..logic import apply_logic
 from ..order import Antichain, Version
@@ -267,7 +267,7 @@ class Operator:
         """
         return self.pending.size() if self.pending is not None else 0
 
-    def send(self, version: Version, updates: list[Update]) -> None:
+    def send(self, version: Version, updates: list[Entry]) -> None:
         """Send ``updates`` at ``version`` unless there are none."""
         if updates:
             self.output.send_trusted(version, Collection.trusted(updates))

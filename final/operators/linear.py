@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from operator import itemgetter
 from typing import Any
 
-from ..collection import Collection, Multiplicity, Record, Update
+from ..collection import Collection, Entry, Multiplicity, Record
 from ..errors import RecordError
 from ..logic import Logic, apply_logic
 from ..order import Antichain, Version, as_version
@@ -106,7 +106,7 @@ class LinearMethods(StreamMethods):
         """
         checked_function(f, "explode")
 
-        def logic(version: Version, updates: list[Update]) -> list:
+        def logic(version: Version, updates: list[Entry]) -> list:
             exploded = [(value, m * d) for record, m in updates for value, d in _pairs(f(record), record)]
             if exploded and not set(map(type, map(itemgetter(1), exploded))) <= {int}:
                 bad = next(m for _, m in exploded if type(m) is not int)
@@ -132,7 +132,7 @@ class LinearMethods(StreamMethods):
         checked_function(f, "join_function")
         dimension = self.writer.dimension
 
-        def logic(version: Version, updates: list[Update]) -> list:
+        def logic(version: Version, updates: list[Entry]) -> list:
             by_version: dict[Version, list] = {}
             for record, m in updates:
                 for value, at, d in f(record):

@@ -39,8 +39,8 @@ from typing import Any
 
 from ..collection import (
     Collection,
+    Entry,
     Multiplicity,
-    Update,
     Values,
     count_values,
     distinct_values,
@@ -137,7 +137,7 @@ class Reduce(Operator):
                         group = groups[key] = {}
                     touched[key] = None
                     add_multiplicity(group, value, multiplicity)
-            changes: list[Update] = []
+            changes: list[Entry] = []
             for key in touched:
                 group = groups[key]
                 if not group:
@@ -236,7 +236,7 @@ class InPlace(Operator):
         for version, batches in self.pending.pop_finished(frontier):
             self.send(version, self.apply(batches))
 
-    def apply(self, batches: list[list[Update]]) -> list[Update]:
+    def apply(self, batches: list[list[Entry]]) -> list[Entry]:
         """Take in one finished version's updates; return the output's change."""
         raise NotImplementedError
 
@@ -256,7 +256,7 @@ class CountInPlace(InPlace):
     def state_size(self) -> int:
         return sum(map(len, self._groups.values())) + len(self._totals) + self.pending.size()
 
-    def apply(self, batches: list[list[Update]]) -> list[Update]:
+    def apply(self, batches: list[list[Entry]]) -> list[Entry]:
         groups, totals = self._groups, self._totals
         before: dict[Any, Any] = {}  # each touched key's count as it was, NOTHING if it had no output
         for updates in batches:
@@ -277,7 +277,7 @@ class CountInPlace(InPlace):
                 else:
                     group.pop(value, None)
                 totals[key] += multiplicity
-        changes: list[Update] = []
+        changes: list[Entry] = []
         for key, old in before.items():
             if groups[key]:
                 new = totals[key]
@@ -314,7 +314,7 @@ class SumInPlace(InPlace):
             return sum_values(list(self._groups[key].items()))[0][0]
         return self._totals[key]
 
-    def apply(self, batches: list[list[Update]]) -> list[Update]:
+    def apply(self, batches: list[list[Entry]]) -> list[Entry]:
         groups, totals, others = self._groups, self._totals, self._others
         before: dict[Any, Any] = {}
         for updates in batches:
@@ -338,7 +338,7 @@ class SumInPlace(InPlace):
                     totals[key] += value * multiplicity
                 elif not old or not total:  # a value that is not an int arrived or left
                     others[key] = others.get(key, 0) + (1 if total else -1)
-        changes: list[Update] = []
+        changes: list[Entry] = []
         for key, old in before.items():
             if groups[key]:
                 new = self._sum(key)
@@ -378,7 +378,7 @@ class ThresholdInPlace(InPlace):
             )
         return result
 
-    def apply(self, batches: list[list[Update]]) -> list[Update]:
+    def apply(self, batches: list[list[Entry]]) -> list[Entry]:
         records = self._records
         before: dict[Any, int] = {}
         for updates in batches:
@@ -404,7 +404,7 @@ NOTHING: Any = object()
 """An in-place reduction's output for a key that has none."""
 
 
-def replace_output(changes: list[Update], key: Any, old: Any, new: Any) -> None:
+def replace_output(changes: list[Entry], key: Any, old: Any, new: Any) -> None:
     """Add to ``changes`` what takes ``key``'s output from ``(key, old)`` to ``(key, new)`` (``NOTHING``: none)."""
     if old is not NOTHING:
         changes.append(((key, old), -1))

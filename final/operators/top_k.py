@@ -26,7 +26,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..collection import Multiplicity, Update, Values
+from ..collection import Entry, Multiplicity, Values
 from ..errors import GraphError, RecordError
 from .base import Place, StreamMethods, checked_function
 from .reduce import InPlace
@@ -88,7 +88,7 @@ class TopKInPlace(InPlace):
             return []
         return _cut(((value, counts[value]) for _, value in self._orders[key]), self.limit, self.offset)
 
-    def apply(self, batches: list[list[Update]]) -> list[Update]:
+    def apply(self, batches: list[list[Entry]]) -> list[Entry]:
         before: dict[Any, list[tuple[Any, int]]] = {}
         negative = []
         for updates in batches:
@@ -117,7 +117,7 @@ class TopKInPlace(InPlace):
                 raise RecordError(f"top_k ranks rows, but at key {key!r} the value {value!r} has multiplicity "
                                   f"{self._counts[key][value]}; feed it collections whose multiplicities are not "
                                   f"negative")
-        changes: list[Update] = []
+        changes: list[Entry] = []
         for key, old_window in before.items():
             new_window = self._window(key)
             if not self._counts.get(key):

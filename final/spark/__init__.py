@@ -18,6 +18,7 @@ dataflows (``sql``), and the compiler is checked on random queries over
 random histories against the same from-scratch side (``fuzz``).
 
 Importing this package imports nothing from Spark: executors import
-``final.spark.incremental`` and ``final.spark.catalog`` to run their
-partitions, and need only pyspark and the zip of ``final/`` the driver ships.
+``final.spark.incremental`` and ``final.spark.tables_and_queries`` to run
+their partitions, and need only pyspark and the zip of ``final/`` the driver
+ships.
 """

@@ -47,13 +47,13 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from . import datasets
-from .catalog import DATASETS
 from .changelog import ChangeLogError
 from .datasets import DatasetError
 from .follow import FollowError
 from .inputs import validate
 from .outputs import OutputError
 from .session import MasterURLError, SparkUnavailableError, check_master, parse_conf, settings
+from .tables_and_queries import DATASETS
 from .truth import FixedPointError
 
 DEFAULT_OUT = os.path.join("out", "spark")
@@ -205,11 +205,26 @@ def _command(arguments: argparse.Namespace, log_file: str) -> int:
     from .own_tables import bound, read_tables
 
     own = read_tables(arguments.table)
+    if arguments.command in ("follow", "verify", "status"):
+        own = _as_followed(own, arguments.checkpoint or os.path.join(arguments.out, "_checkpoint"))
     if not arguments.sql:
         raise ValueError("--table binds tables for the queries of --sql FILE.sql (no built-in query reads them); "
                          "give those, e.g. --table rides=data/rides --sql rides_per_day.sql")
     with bound(own):
         return _dispatch(arguments, conf, log_file, own)
+
+
+def _as_followed(own: list, checkpoint: str) -> list:
+    """The tables of ``--table`` with the columns a follow recorded in ``checkpoint`` holds them with
+    (``follow.recorded_tables``), where it bound a commit: a column the table gained since is left out, so
+    ``SELECT *`` keeps its columns, and the queries compile as they did."""
+    from dataclasses import replace
+
+    from .follow import recorded_tables
+    from .tables_and_queries import BOUND
+
+    held = recorded_tables(checkpoint, BOUND) or {}
+    return [replace(table, table=held.get(table.table.name, table.table)) for table in own]
 
 
 def _dispatch(arguments: argparse.Namespace, conf: dict[str, str], log_file: str, own: list) -> int:
@@ -230,8 +245,8 @@ def _dispatch(arguments: argparse.Namespace, conf: dict[str, str], log_file: str
         names = [name for name in names if any(query.dataset == name for query in chosen)]
     folders = {}
     if own:  # the bound tables' folder: OUT/logs/tables/<name>, links to the tables, beside the logs a run writes
-        from .catalog import BOUND
         from .own_tables import link
+        from .tables_and_queries import BOUND
 
         folders[BOUND] = link(os.path.join(arguments.out, "logs", BOUND), own, fresh=True)
     from .pipeline import EMBEDDED_VERSIONS, read_logs, run_pipeline, write_delta, write_logs
@@ -352,8 +367,8 @@ def _followed(arguments: argparse.Namespace, own: list, following: bool = False)
         output_columns(query)  # a column no output table can hold is refused before the checkpoint is touched
     bound = None
     if own:
-        from .catalog import BOUND
         from .own_tables import FOLDER, check_followable, link
+        from .tables_and_queries import BOUND
 
         if following:
             check_followable(own)
@@ -395,8 +410,8 @@ def _queries(paths: list[str]) -> list:
         SqlError: a file cannot be read, or its query is refused (line and column named); or two files share a
             name, or a query reads tables of two data sets.
     """
-    from .catalog import CATALOG, DATASETS
     from .sql import SqlError, load
+    from .tables_and_queries import CATALOG, DATASETS
 
     queries = [load(path, CATALOG) for path in paths]
     names = [query.name for query in queries]
@@ -416,9 +431,9 @@ def _explain(arguments: argparse.Namespace) -> int:
     import shutil
 
     from .. import viz
-    from .catalog import CATALOG
     from .incremental import IncrementalQuery
     from .sql import explain, load
+    from .tables_and_queries import CATALOG
 
     os.makedirs(arguments.out, exist_ok=True)
     for path in arguments.sql:

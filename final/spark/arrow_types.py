@@ -28,8 +28,8 @@ ARROW_TYPES = {"BIGINT": "int64", "INT": "int32", "SMALLINT": "int16", "TINYINT"
 """Each SQL type without parameters and the Arrow type (by its ``pyarrow.type_for_alias`` name) that holds it;
 DECIMAL(p,s) is Arrow's ``decimal128(p, s)``, and TIMESTAMP microseconds in UTC."""
 
-COLUMN_TYPES = "BIGINT, INT, SMALLINT, TINYINT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, TIMESTAMP, DATE"
-"""The SQL types a column may have here (every type ``sql_type`` names), for messages."""
+TYPES_LISTED = "BIGINT, INT, SMALLINT, TINYINT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, TIMESTAMP, DATE"
+"""The SQL types a column may have here (every type ``sql_type`` names), listed for messages."""
 
 PANDAS_TYPES = {"BIGINT": "Int64", "INT": "Int32", "SMALLINT": "Int16", "TINYINT": "Int8", "DOUBLE": "float64",
                 "STRING": "string", "BOOLEAN": "boolean"}
@@ -41,7 +41,7 @@ def arrow_type(kind: str) -> pyarrow.DataType:
     """The Arrow type of a column of SQL type ``kind``, spelt as the catalog or Spark's ``simpleString`` spells it.
 
     Raises:
-        ValueError: ``kind`` is not a type of ``COLUMN_TYPES``.
+        ValueError: ``kind`` is not a type of ``TYPES_LISTED``.
     """
     import pyarrow
 
@@ -52,7 +52,7 @@ def arrow_type(kind: str) -> pyarrow.DataType:
     if name == "TIMESTAMP":
         return pyarrow.timestamp("us", tz="UTC")
     if name not in ARROW_TYPES:
-        raise ValueError(f"SQL type {kind!r} has no Arrow type here; the types are {COLUMN_TYPES}")
+        raise ValueError(f"SQL type {kind!r} has no Arrow type here; the types are {TYPES_LISTED}")
     return pyarrow.type_for_alias(ARROW_TYPES[name])
 
 

@@ -29,7 +29,7 @@ a log only once Spark has written the new one whole, sorted by
 ``snapshot`` is a table as of a version, the from-scratch side's input.
 
 Reading a log back is ``sources``': there is one check of a change log
-(``sources.History``, on Arrow), whichever command reads it, and its
+(``sources.LogChecker``, on Arrow), whichever command reads it, and its
 failures are ``ChangeLogError``.
 """
 
@@ -40,9 +40,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .catalog import TABLES
 from .datasets import FIRST_PICKUP, unit
 from .outputs import replace_with_spark
+from .tables_and_queries import TABLES
 
 if TYPE_CHECKING:
     import pyarrow
@@ -58,7 +58,7 @@ VERSION_SECONDS = 60
 
 
 class ChangeLogError(ValueError):
-    """A change log the pipeline cannot read as a history (``sources.History``): the message names the file (or
+    """A change log the pipeline refuses (``sources.LogChecker``): the message names the file (or
     Delta commit), the row counted from 1 and the column, and says what to do."""
 
 

@@ -16,8 +16,8 @@ however Spark partitions the work, on a laptop or on a cluster.
 
 ``read`` takes a folder holding one file or folder per table
 (``<table>.parquet`` or ``<table>.csv`` with a header), with the columns of
-``catalog.TABLES``, and refuses a value that does not cast to its column's
-type, naming the file, row and column (``uncastable``).
+``tables_and_queries.TABLES``, and refuses a value that does not cast to its
+column's type, naming the file, row and column (``uncastable``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .catalog import DATASETS, TABLES
 from .outputs import replace_with_spark, sql_text
+from .tables_and_queries import DATASETS, TABLES
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession

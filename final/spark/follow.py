@@ -26,7 +26,7 @@ one in full, and each table's commits are bound in their own order with no
 gap. A commit for a version already applied (a Parquet file of an old
 version, a table whose history was rewritten) stops the follow with exit 2,
 never silence. Every commit is checked before it is bound, by the one
-check of a change log (``sources.History``: columns, types, change types,
+check of a change log (``sources.LogChecker``: columns, types, change types,
 versions), and in the Parquet layout a delete of a row the table does not
 hold is refused too (Delta's feed cannot hold one: it is made from the rows
 a commit removed).
@@ -36,17 +36,33 @@ commit to the binding and switches ``state.json`` (the last version whose
 outputs are all written); it never writes the inputs. The inputs' durable
 copy is the source itself: a restart reads each table as of its commit bound
 at that version (Delta's time travel; the Parquet log's files) into fresh
-dataflows, then applies the bound versions after it. Outputs are written
-through that version's Delta commit number: output table version ``n`` is
-data set version ``n``, so an output a killed run already committed is
-recognised and not written twice.
+dataflows, then applies the bound versions after it. Each output commit
+carries a Delta transaction identifier (``txn``): the application id is the
+follow's identity (made once, kept in ``queries.json``) and the query's
+name, the version the data set version it brings the output to. A restart
+reads from each output table how far this follow wrote it, so an output a
+killed run already committed is recognised and not written twice, and
+OPTIMIZE or another writer committing to an output table in between does
+not disturb it (``read_output`` gives each change its data set version).
 
 **One set of queries.** A follow keeps a data set's built-in queries, or the
 SQL queries it is given (``--sql``), and only the data sets those read: its
 own tables too (``--table``, ``own_tables``). ``CHECKPOINT/<dataset>/queries.json``
-records each query's name and the hash of its SQL text, and the tables'
-columns: outputs and checkpoint belong to those, so a restart with other
-queries, or another text under a query's name, is refused. A value Spark SQL
+records each query's name and the hash of its SQL text, the columns it reads
+of each table with their types (``reads_of``), and each table's columns as
+the follow holds them: outputs and checkpoint belong to those, so a restart
+with other queries, another text under a query's name, or queries that read
+other columns is refused; a column no query reads is no reason to.
+
+**Schema changes.** A follow holds the columns its tables had when it
+started (``held_tables``; a ``--table`` is bound with them at a restart,
+``recorded_tables``), and reads each Delta commit in its own schema
+(``sources.LogChecker``): a column added is left out (``SELECT *`` keeps its
+columns, and its output table its schema); a column widened as Delta's type
+widening allows is held wider from its commit on, and the queries compiled
+again over it (``over_held``) where no result type changes, else the follow
+stops; a column a query reads that is dropped or changed otherwise stops it,
+naming the table, the column and the commit. A value Spark SQL
 would raise an error for (a division by zero, an overflow: ``SqlRuntimeError``
 in ``final/``) stops the follow at that version, naming the query, version and
 row; nothing of that version is written, and the versions before it are.
@@ -69,25 +85,28 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import sys
 import threading
 import time
+import uuid
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .. import add_multiplicity
 from . import delta, sources
-from .arrow_types import arrow_type
-from .catalog import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
+from .arrow_types import arrow_type, sql_type, sql_words
 from .changelog import CHANGE_TYPE, MULTIPLICITY, VERSION, ChangeLogError, multiplicities
 from .incremental import IncrementalQuery
 from .outputs import remove_leftovers, replace_file
-from .sources import MARKERS, Change, Commit, CommitError, History
+from .query import Table
+from .sources import MARKERS, Change, Commit, CommitError, LogChecker
 from .sql.errors import runtime_cause
 from .sqlfloat import sql_row
+from .tables_and_queries import BOUND, BUILT_IN, DATASETS, TABLES, Query, queries_of
 
 if TYPE_CHECKING:
     import pyarrow
@@ -199,39 +218,124 @@ def data_sets(logs: str | None, queries: Sequence[Query] | None = None, bound: s
     return followed, [name for name in folders if not chosen[name]]
 
 
-def query_record(followed: Followed) -> dict:
-    """What a follow's outputs and checkpoint of ``followed`` belong to: each query's name and the SHA-256 of its
-    SQL text, and each table's columns (``CHECKPOINT/<dataset>/queries.json``)."""
+def query_record(followed: Followed, tables: Mapping[str, Table] | None = None) -> dict:
+    """What a follow's outputs and checkpoint of ``followed`` belong to (``CHECKPOINT/<dataset>/queries.json``):
+    each query's name and the SHA-256 of its SQL text (``queries``), the columns each query reads of each table,
+    with their types (``reads``, ``reads_of``), and each table's columns as the follow holds them (``tables``:
+    ``tables``, by default the catalog's)."""
+    held = held_tables({}, followed.dataset) if tables is None else tables
     return {"queries": {query.name: hashlib.sha256(query.sql.encode()).hexdigest() for query in followed.queries},
-            "tables": {table: TABLES[table].ddl for table in DATASETS[followed.dataset]}}
+            "reads": {query.name: reads_of(query, held) for query in followed.queries},
+            "tables": {table: held[table].ddl for table in DATASETS[followed.dataset]}}
 
 
-def check_record(checkpoint: str, followed: Followed, write: bool) -> None:
-    """Refuse a follow (or verify) of ``followed`` with a checkpoint made for other queries or table columns; with
-    ``write``, record them in a checkpoint that has bound no commit yet (nothing is written for it before).
+def reads_of(query: Query, tables: Mapping[str, Table]) -> dict[str, dict[str, str]]:
+    """The columns ``query`` reads of each of its tables, with their types in ``tables``: those its plan reads
+    (``sql.rules.prune.read_columns``), or for a query built in Python every column of its inputs. No change
+    to a table's other columns changes the query's result."""
+    from .sql.rules.prune import read_columns
 
-    A checkpoint made before queries were recorded was made with the data set's built-in queries: their names
-    are compared, and the record written.
+    plan = getattr(query, "plan", None)
+    read = read_columns(plan) if plan is not None else {table: set(TABLES[table].names) for table in query.inputs}
+    return {table: {name: kind for name, kind in tables[table].columns if name in read.get(table, ())}
+            for table in query.inputs}
+
+
+def held_tables(record: Mapping, dataset: str) -> dict[str, Table]:
+    """Each table of ``dataset`` as a follow's ``record`` holds it: its columns and types as recorded (``tables``),
+    each table's key the catalog's; the catalog's table where the record has none."""
+    recorded = record.get("tables", {})
+    return {table: TABLES[table] if table not in recorded else replace(TABLES[table], columns=_columns_of(
+        recorded[table])) for table in DATASETS[dataset]}
+
+
+DDL_COLUMN = re.compile(r"(\w+) ([A-Z]+(?:\(\d+,\s*\d+\))?)")
+"""A column in ``Table.ddl``: its name, then its type (``DECIMAL(8,2)`` with its parameters)."""
+
+
+def _columns_of(ddl: str) -> tuple[tuple[str, str], ...]:
+    """``Table.ddl``'s columns: ``"id BIGINT, fare DECIMAL(8,2)"`` as ``(("id", "BIGINT"), ("fare", "DECIMAL(8,2)"))``.
+
+    >>> _columns_of("id BIGINT, fare DECIMAL(8,2)")
+    (('id', 'BIGINT'), ('fare', 'DECIMAL(8,2)'))
+    """
+    return tuple((match.group(1), match.group(2)) for match in DDL_COLUMN.finditer(ddl))
+
+
+def recorded_tables(checkpoint: str, dataset: str) -> dict[str, Table] | None:
+    """The tables of ``dataset`` as a follow recorded in ``checkpoint`` holds them (``held_tables``), or None if no
+    follow of it bound a commit there. A restart binds ``--table`` tables with these columns, not the table's
+    columns now, so a column added since is left out (``SELECT *`` keeps its columns)."""
+    folder = os.path.join(checkpoint, dataset)
+    path = os.path.join(folder, "queries.json")
+    if not (os.path.exists(os.path.join(folder, "binding.jsonl")) and os.path.exists(path)):
+        return None
+    with open(path) as file:
+        record = json.load(file)
+    return {name: Table(name, _columns_of(ddl)) for name, ddl in record.get("tables", {}).items()}
+
+
+def over_held(queries: Sequence[Query], tables: Mapping[str, Table]) -> tuple[Query, ...]:
+    """``queries`` over ``tables`` (the tables as a follow holds them): each query as it is where it was compiled
+    over those tables, else compiled again from its SQL text over them.
 
     Raises:
-        FollowError: the recorded queries or columns differ (named), or ``write`` is False and nothing of the
-            data set was ever followed here.
+        FollowError: a query built in Python (not SQL) reads a table held otherwise than the catalog has it; a
+            query does not compile over the tables held.
+    """
+    from .sql import SqlError, SqlQuery, compile_sql
+
+    found = []
+    for query in queries:
+        schemas = getattr(query, "schemas", {table: TABLES[table] for table in query.inputs})
+        if all(schemas[table] == tables[table] for table in query.inputs):
+            found.append(query)
+            continue
+        if not isinstance(query, SqlQuery):
+            raise FollowError(f"query {query.name} is built in Python, and this follow holds its tables with other "
+                              f"columns than the catalog's ({'; '.join(tables[table].ddl for table in query.inputs)})"
+                              f": follow it with a new --out and --checkpoint")
+        try:
+            again = compile_sql(query.sql, {**TABLES, **tables}, query.name, query.source)
+        except SqlError as error:
+            raise FollowError(f"query {query.name} does not compile over the tables this follow holds "
+                              f"({'; '.join(tables[table].ddl for table in query.inputs)}): {error}") from None
+        found.append(replace(again, dataset=query.dataset, partition_by=query.partition_by))
+    return tuple(found)
+
+
+def check_record(checkpoint: str, followed: Followed, write: bool) -> dict:
+    """Refuse a follow (or verify) of ``followed`` with a checkpoint made for other queries, or for queries that
+    read other columns (or types) of the tables; with ``write``, record them in a checkpoint that has bound no
+    commit yet (nothing is written for it before). The record (``query_record``'s, and ``follow``, the follow's
+    identity, made once at random) is returned: its ``tables`` are the tables as the follow holds them
+    (``held_tables``), and the queries are compared over those (``over_held``). A column no query reads, added
+    or changed, is no reason to refuse.
+
+    A checkpoint made before queries were recorded was made with the data set's built-in queries: their names
+    are compared, and the record written; one made before reads and the identity were recorded is given them.
+
+    Raises:
+        FollowError: the recorded queries or what they read differ (named), or ``write`` is False and nothing of
+            the data set was ever followed here.
     """
     folder = os.path.join(checkpoint, followed.dataset)
     path = os.path.join(folder, "queries.json")
-    wanted = query_record(followed)
     followed_before = os.path.exists(os.path.join(folder, "binding.jsonl"))
     if followed_before and os.path.exists(path):
         with open(path) as file:
             recorded = json.load(file)
     elif followed_before:
-        recorded = {"queries": {query.name: wanted["queries"].get(query.name, "")
-                                for query in queries_of(followed.dataset)}, "tables": wanted["tables"]}
+        recorded = {"queries": {query.name: hashlib.sha256(query.sql.encode()).hexdigest()
+                                for query in queries_of(followed.dataset)}}
     elif write:
-        recorded = wanted
+        recorded = {}
     else:
         raise FollowError(f"no follow of {followed.dataset!r} recorded in {checkpoint} ({path} is missing): follow "
                           f"the tables first (python -m final.spark follow), with the same --out and --checkpoint")
+    held = held_tables(recorded, followed.dataset)
+    wanted = query_record(replace(followed, queries=over_held(followed.queries, held)), held)
+    on_disk, recorded = recorded, {**wanted, **recorded}  # what an older record lacks: as it is now
     problems = []
     before, now = recorded["queries"], wanted["queries"]
     if set(before) != set(now):
@@ -240,16 +344,24 @@ def check_record(checkpoint: str, followed: Followed, write: bool) -> None:
     changed = sorted(name for name in set(before) & set(now) if before[name] != now[name])
     if changed:
         problems.append(f"the SQL text of {', '.join(changed)} is not the text it followed")
-    tables = [f"{table} ({recorded['tables'].get(table, 'not a table then')})" for table, columns in
-              wanted["tables"].items() if recorded["tables"].get(table) != columns]
-    if tables:
-        problems.append(f"the columns of {', '.join(tables)} are not those it read")
+    for name in sorted(set(before) & set(now) - set(changed)):
+        read_then, read_now = recorded["reads"].get(name, wanted["reads"][name]), wanted["reads"][name]
+        if read_then != read_now:
+            problems.append(f"query {name} reads {_columns_read(read_now)}, and it read {_columns_read(read_then)}")
     if problems:
         raise FollowError(f"checkpoint {folder} belongs to another follow: {'; '.join(problems)}. Outputs and a "
                           f"checkpoint belong to one set of queries: give the --sql files it was made with, or "
                           f"follow these with a new --out and --checkpoint")
-    if write and (not followed_before or not os.path.exists(path)):
-        replace_file(path, lambda temporary: _write_json(temporary, wanted))
+    if write and (not followed_before or recorded != on_disk or "follow" not in on_disk):
+        recorded = {**recorded, "follow": on_disk.get("follow") or uuid.uuid4().hex}
+        replace_file(path, lambda temporary: _write_json(temporary, recorded))
+    return recorded
+
+
+def _columns_read(reads: Mapping[str, Mapping[str, str]]) -> str:
+    """``reads_of``'s answer in words: ``trips (trip_id BIGINT, fare_amount DECIMAL(8,2))``."""
+    return "; ".join(f"{table} ({', '.join(f'{name} {kind}' for name, kind in columns.items()) or 'no column'})"
+                     for table, columns in reads.items())
 
 
 def _write_json(path: str, value: object) -> None:
@@ -324,9 +436,15 @@ class Follower:
     the changes of versions bound after ``applied``; ``bindings`` is
     ``binding.jsonl``, in order, and ``newest`` each source's newest bound
     commit (where a stream with no Spark checkpoint of its own begins).
-    ``histories`` holds each table's ``sources.History``, which has taken
+    ``checkers`` holds each table's ``sources.LogChecker``, which has taken
     every bound commit (in the Parquet layout, each table's rows as of the
     newest bound version, to refuse a delete of a row that is not there).
+    ``tables`` holds each table as the follow holds it (``held_tables``):
+    the columns it started with, each in its type or the type a commit
+    widened it to; the queries are compiled over those (``over_held``),
+    and ``queries.json`` records them. ``replan`` is the version from which
+    the queries must be compiled again over ``tables`` (a bound commit
+    widened a column one reads), or None.
 
     ``queries`` are the queries kept (by default the data set's built-in ones), and ``folder`` the folder of
     the data set's tables (by default ``logs/<dataset>``).
@@ -351,13 +469,18 @@ class Follower:
         self.folder = self.folder or os.path.join(self.logs, self.dataset)
         self.parquet = sources.layout(self.folder, self.dataset) == "parquet"
         self.queries = list(self.queries) if self.queries is not None else queries_of(self.dataset)
-        self.engines = {query.name: IncrementalQuery(query) for query in self.queries}
-        self.histories: dict[str, History] = {}
         self.state = os.path.join(self.checkpoint, self.dataset)
         self.lock = threading.Lock()
         os.makedirs(self.state, exist_ok=True)
         remove_leftovers(self.state)
-        check_record(self.checkpoint, Followed(self.dataset, self.folder, tuple(self.queries)), write=True)
+        record = check_record(self.checkpoint, Followed(self.dataset, self.folder, tuple(self.queries)), write=True)
+        self.identity = record["follow"]
+        self.tables = held_tables(record, self.dataset)
+        self.queries = list(over_held(self.queries, self.tables))
+        self.replan: int | None = None
+        self.engines = {query.name: IncrementalQuery(query) for query in self.queries}
+        self.checkers: dict[str, LogChecker] = {}
+        self.announced: set[tuple[str, str]] = set()
         self.schemas = {query.name: self._schema(query) for query in self.queries}
         self.outputs: dict[str, DeltaTable] = {}
 
@@ -415,9 +538,12 @@ class Follower:
         _kill_point("startup")
 
     def _load(self, bound_commits: list[Commit]) -> None:
-        """Rebuild the dataflows as of ``applied`` from the source, and hold the bound versions after it."""
+        """Rebuild the dataflows as of ``applied`` from the source, and hold the bound versions after it; each
+        table's ``LogChecker`` made anew (``_checker``) takes both, in that order."""
         from deltalake.exceptions import DeltaError
 
+        self.checkers = {table: self._checker(table) for table in DATASETS[self.dataset]}
+        self.pending.clear()
         loaded: dict[str, dict[tuple, int]] = {table: {} for table in DATASETS[self.dataset]}
         if self.parquet:
             for commit in bound_commits:
@@ -427,12 +553,8 @@ class Follower:
                     else:
                         self.pending[version].append((table, record, multiplicity))
         else:
-            as_of: dict[str, int] = {}
-            for commit, bound in zip(bound_commits, self.bindings, strict=True):
-                if bound.first <= self.applied:
-                    as_of[commit.table] = commit.number
-                else:
-                    self._hold(bound, self._read(commit))
+            as_of = {commit.table: commit.number for commit, bound in zip(bound_commits, self.bindings, strict=True)
+                     if bound.first <= self.applied}
             for table, number in as_of.items():
                 path = sources.table_path(self.folder, table)
                 where = f"table {table} ({path}) as of commit {number}"
@@ -443,17 +565,36 @@ class Follower:
                         f"{where} does not read ({str(error).splitlines()[0]}): a restart reads each table as of "
                         f"the commit bound at the applied version {self.applied}; if VACUUM removed its files, "
                         f"follow the tables anew with a new --out and --checkpoint") from None
-                for record in sources.records(rows, table, where):
+                try:
+                    records = self.checkers[table].records(rows, where)
+                except ChangeLogError as error:
+                    raise FollowError(str(error)) from None
+                for record in records:
                     add_multiplicity(loaded[table], record, 1)
+            for commit, bound in zip(bound_commits, self.bindings, strict=True):
+                if bound.first > self.applied:
+                    self._hold(bound, self._read(commit))
         if self.applied >= 0:
             for query in self.queries:
                 self.engines[query.name].apply(self.applied, [
                     (table, record, copies) for table in query.inputs for record, copies in loaded[table].items()])
 
+    def _checker(self, table: str) -> LogChecker:
+        """A ``LogChecker`` of ``table`` that holds its columns as the follow does (``tables``), knowing which queries
+        read which column."""
+        import pyarrow
+
+        readers: dict[str, list[str]] = {name: [] for name in self.tables[table].names}
+        for query in self.queries:
+            for name in reads_of(query, self.tables).get(table, {}):
+                readers[name].append(query.name)
+        schema = pyarrow.schema([pyarrow.field(name, arrow_type(kind)) for name, kind in self.tables[table].columns])
+        return LogChecker(table, schema, readers)
+
     def _read(self, commit: Commit) -> list[Change]:
-        """``commit``'s changes, checked after the commits read before it (``histories``)."""
+        """``commit``'s changes, checked after the commits read before it (``checkers``)."""
         try:
-            return sources.read_commit(self.folder, commit, self.histories)
+            return sources.read_commit(self.folder, commit, self.checkers)
         except ChangeLogError as error:
             raise FollowError(str(error)) from None
 
@@ -496,6 +637,7 @@ class Follower:
             fresh.append(commit)
         if not fresh:
             return
+        widened_before = {table: len(checker.widened) for table, checker in self.checkers.items()}
         reads = [(commit, self._read(commit)) for commit in fresh]
         through = self.bound_through
         bindings = []
@@ -513,6 +655,11 @@ class Follower:
                 first = last = through + 1
             bindings.append(Bound(commit.table, commit.number, first, last, commit.timestamp))
             through = last
+        self._announce_added()
+        widened = [event for table, checker in self.checkers.items()
+                   for event in checker.widened[widened_before.get(table, 0):]]
+        if widened:
+            self._widen(widened, bindings)
         with open(os.path.join(self.state, "binding.jsonl"), "a") as file:
             for bound in bindings:
                 file.write(json.dumps(bound.__dict__) + "\n")
@@ -523,6 +670,72 @@ class Follower:
         _kill_point("bind")
         for bound, (_, changes) in zip(bindings, reads, strict=True):
             self._hold(bound, changes)
+
+    def _announce_added(self) -> None:
+        """Say, once, each column a table has that the follow does not hold (Delta's schema evolution added it)."""
+        for table, checker in self.checkers.items():
+            for name, where in checker.added.items():
+                if (table, name) not in self.announced:
+                    self.announced.add((table, name))
+                    self.log(f"{self.dataset}: table {table} has a column {name} ({where}), which this follow "
+                             f"leaves out: its queries keep the columns they started with "
+                             f"({', '.join(self.tables[table].names)})")
+
+    def _widen(self, widened: list[sources.Widened], bindings: list[Bound]) -> None:
+        """Hold the columns ``widened`` in their wider types (``tables``, recorded in ``queries.json`` before the
+        commits are bound), and compile the queries again over them from the first version a widened column
+        one reads is bound at (``replan``).
+
+        Raises:
+            FollowError: a query's result would change type (an output table keeps its columns' types).
+        """
+        tables = dict(self.tables)
+        for event in widened:
+            kind = sql_type(event.after)
+            tables[event.table] = replace(tables[event.table], columns=tuple(
+                (name, kind if name == event.column else before) for name, before in tables[event.table].columns))
+        queries = over_held(self.queries, tables)
+        for before, after in zip(self.queries, queries, strict=True):
+            was, now = getattr(before, "types", ()), getattr(after, "types", ())
+            changed = [position for position, (old, new) in enumerate(zip(was, now, strict=True)) if old != new]
+            if changed:
+                read = reads_of(before, self.tables)
+                event = next((event for event in widened if event.column in read.get(event.table, {})), widened[0])
+                column = output_columns(before)[changed[0]]
+                raise FollowError(
+                    f"{event.where}: column {event.column} is widened from {sql_words(event.before)} to "
+                    f"{sql_words(event.after)}, and query {before.name} reads it: its column {column} would be "
+                    f"{now[changed[0]].upper()}, and its output table holds {was[changed[0]].upper()}. An output "
+                    f"table keeps its columns' types: follow the query with a new --out and --checkpoint")
+        record = {**query_record(Followed(self.dataset, self.folder, queries), tables), "follow": self.identity}
+        replace_file(os.path.join(self.state, "queries.json"), lambda temporary: _write_json(temporary, record))
+        self.tables = tables
+        read = [event for event in widened
+                if any(event.column in reads_of(query, tables).get(event.table, {}) for query in queries)]
+        if read:
+            at = {(bound.table, bound.commit): bound.first for bound in self.bindings + bindings}
+            first = min(at[event.table, event.version] for event in read)
+            self.replan = first if self.replan is None else min(self.replan, first)
+
+    def check_reached(self, present: dict[str, int]) -> None:
+        """Refuse to report success before every commit of ``present`` (each source's newest, as
+        ``sources.newest_commits`` gives them) is bound and applied.
+
+        Raises:
+            FollowError: a commit of ``present`` is not bound, or a bound version is not applied; it names them.
+        """
+        left = []
+        for source, number in present.items():
+            first = self.newest.get(source, -1) + 1
+            if first <= number:
+                commits = f"commit {first}" if first == number else f"commits {first}..{number}"
+                left.append(f"{self._name(Commit(source, first, 0))}: {commits}")
+        if self.applied < self.bound_through:
+            left.append(f"versions {self.applied + 1}..{self.bound_through}, bound but not applied")
+        if left:
+            raise FollowError(f"{self.dataset}: --available-now stopped before applying what was there when it "
+                              f"started: {'; '.join(left)} (applied through version {self.applied}); nothing is "
+                              f"lost: start the same command again to apply them")
 
     def _hold(self, bound: Bound, changes: list[Change]) -> None:
         """Keep ``changes`` for their versions (a Delta commit's: its one bound version)."""
@@ -537,6 +750,8 @@ class Follower:
         started = time.perf_counter()
         first = self.applied + 1
         for version in range(first, through + 1):
+            if version == self.replan:
+                self._compile_again()
             batch = self.pending.pop(version, [])
             try:
                 changes = {query.name: self._apply(query, version, batch) for query in self.queries}
@@ -554,6 +769,17 @@ class Follower:
         self.log(f"{self.dataset}: applied through version {self.applied} "
                  f"({through - first + 1} version{'s' if through > first else ''}, "
                  f"{time.perf_counter() - started:.2f} s)")
+
+    def _compile_again(self) -> None:
+        """Compile the queries again over ``tables`` (a column they read is widened at the next version), and
+        rebuild their dataflows from the tables as of ``applied``, read in the wider types: the result there is
+        the same (the values are, and so are the result's types), so nothing is written for it."""
+        self.queries = list(over_held(self.queries, self.tables))
+        self.engines = {query.name: IncrementalQuery(query) for query in self.queries}
+        self._load([Commit(bound.table, bound.commit, bound.timestamp) for bound in self.bindings])
+        self.replan = None
+        self.log(f"{self.dataset}: the queries compiled again for the widened columns "
+                 f"({'; '.join(table.ddl for table in self.tables.values())}) at version {self.applied}")
 
     def _apply(self, query: Query, version: int, batch: list[tuple[str, tuple, int]]) -> dict[tuple, int]:
         """``query``'s changes at ``version``, given the version's updates.
@@ -582,16 +808,32 @@ class Follower:
         with open(path, "w") as file:
             json.dump({"version": self.applied}, file)
 
+    def application(self, query: Query) -> str:
+        """The application id of the transaction identifier on ``query``'s output commits: this follow's and the
+        query's, so another writer's commits, or another follow's, are never taken for this one's."""
+        return f"final.spark.follow/{self.identity}/{query.name}"
+
+    def _written(self, query: Query, table: DeltaTable | None) -> int:
+        """The data set version through which ``query``'s output table holds this follow's commits: the version of
+        the table's transaction identifier for ``application``; for an output written before follows stamped
+        their commits (it has none), its Delta version, as those wrote one commit per data set version."""
+        if table is None:
+            return -1
+        found = table.transaction_version(self.application(query))
+        return table.version() if found is None else found
+
     def _commit_output(self, query: Query, version: int, changes: dict[tuple, int]) -> None:
-        """``changes`` as version ``version`` of ``query``'s output table, unless a killed run committed it."""
+        """``changes`` as ``query``'s output at data set version ``version``, one Delta commit stamped with it,
+        unless a killed run committed it (``_written``)."""
         path = self.output(query)
         table = self._output_table(query)
-        written = table.version() if table is not None else -1
+        written = self._written(query, table)
         if written >= version:
             return
         if written != version - 1:
-            raise FollowError(f"output table {path} is at version {written}, but this follow is at version "
-                              f"{version - 1}: it was written by another follow; use a new --out and --checkpoint")
+            raise FollowError(f"output table {path} holds data set version {written} for this follow, but the "
+                              f"follow is at version {version - 1}: it was written by another follow; use a new "
+                              f"--out and --checkpoint")
         schema = self.schemas[query.name]
         key = [column.replace(".", "_") for column in query.key] if query.key else None
         keys = [schema.names.index(name) for name in key or ()]
@@ -604,7 +846,8 @@ class Follower:
         if not query.key and any(multiplicity < 0 for multiplicity in changes.values()):
             remaining = {_as_written(row, keys): copies
                          for row, copies in self.engines[query.name].snapshot.items()}
-        delta.apply_changes(path if table is None else table, schema, rows, key, remaining)
+        delta.apply_changes(path if table is None else table, schema, rows, key, remaining,
+                            (self.application(query), version))
 
     def _output_table(self, query: Query) -> DeltaTable | None:
         """``query``'s output table, kept open and brought up to date (reading only the commits since, where
@@ -637,14 +880,16 @@ def follow(
     """Follow every data set in ``logs`` (and the tables bound with ``--table``, whose folder is ``bound``) that
     a query reads, writing each query's output table under ``out``; the version each data set was applied
     through. The queries are ``queries``, or by default each data set's built-in ones (``data_sets``). With
-    ``available_now``, what is there now is processed and the follow returns; otherwise it runs until stopped.
+    ``available_now``, every commit there when it starts is applied and the follow returns; otherwise it runs
+    until stopped.
 
     In the main thread, SIGINT and SIGTERM stop it at a micro-batch boundary and raise ``FollowStopped``.
 
     Raises:
-        FollowError: ``logs`` holds no data set, or none a query reads; a commit fails its checks; the checkpoint
-            or outputs belong to other tables or queries; a query fails on the data at a version, as Spark SQL
-            would.
+        FollowError: ``logs`` holds no data set, or none a query reads; a commit fails its checks, or changes a
+            column a query reads in a way it cannot follow; the checkpoint or outputs belong to other tables or
+            queries; a query fails on the data at a version, as Spark SQL would; with ``available_now``, a
+            commit there at the start was left (``Follower.check_reached``).
         FollowStopped: a signal stopped the follow (its ``status`` is 130 or 143).
     """
     from .partitioned import ship_final
@@ -661,11 +906,13 @@ def follow(
                                 folder=found.folder)
             follower.restore()
             follower.advance()
+            present = sources.newest_commits(follower.folder, name)
             # The source runs in a Python worker, which knows no bound table: it is told the data set's tables.
-            stream = (spark.readStream.format(sources.CommitStream.name()).option("folder", follower.folder)
+            reader = (spark.readStream.format(sources.CommitStream.name()).option("folder", follower.folder)
                       .option("dataset", name).option("tables", json.dumps(DATASETS[name]))
                       .option("start", json.dumps(follower.newest))
-                      .option("grace_ms", "0" if available_now else str(GRACE_MS)).load())
+                      .option("grace_ms", "0" if available_now else str(GRACE_MS)))
+            stream = (reader.option("until", json.dumps(present)) if available_now else reader).load()
             trigger = {"availableNow": True} if available_now else {"processingTime": f"{trigger_seconds} seconds"}
             stream_query = (stream.writeStream.foreachBatch(follower.on_batch)
                             .option("checkpointLocation", os.path.join(checkpoint, name, "spark"))
@@ -674,6 +921,7 @@ def follow(
             streams.append(stream_query)
             if available_now:
                 _await([follower], [stream_query], stop)
+                follower.check_reached(present)
         if not available_now:
             _await(followers, streams, stop)
     return {follower.dataset: follower.applied for follower in followers}
@@ -747,8 +995,16 @@ def _await(followers: list[Follower], queries: list, stop: _Stop) -> None:
 
 def read_output(spark: SparkSession, out: str, query: Query) -> DataFrame:
     """A query's change feed as the follow wrote it (its output table's change data feed, read with
-    ``deltalake``), with ``_multiplicity`` (``changelog.multiplicities``)."""
-    feed = delta.change_feed(os.path.join(out, query.name))
+    ``deltalake``), with ``_multiplicity`` (``changelog.multiplicities``), and as ``_commit_version`` the data
+    set version of each change (``delta.dataset_versions``: the output table's own version differs from it
+    once OPTIMIZE, or another writer, has committed to it)."""
+    import pyarrow
+
+    path = os.path.join(out, query.name)
+    feed = delta.change_feed(path)
+    numbers = delta.dataset_versions(path)
+    versions = pyarrow.array([numbers[number] for number in feed.column(VERSION).to_pylist()], pyarrow.int64())
+    feed = feed.set_column(feed.schema.get_field_index(VERSION), VERSION, versions)
     return spark.createDataFrame(feed.append_column(MULTIPLICITY, multiplicities(feed.column(CHANGE_TYPE))))
 
 
@@ -779,7 +1035,8 @@ def lag(logs: str | None, out: str, checkpoint: str | None = None, queries: Sequ
     and the checkpoint alone (no Spark), so it can be asked of a running follow, or of one not started yet.
 
     Raises:
-        FollowError: the checkpoint followed a data set with other queries or table columns (``check_record``).
+        FollowError: the checkpoint followed a data set with other queries, or queries that read other columns
+            (``check_record``).
     """
     checkpoint = checkpoint or os.path.join(out, "_checkpoint")
     found = []
@@ -829,13 +1086,16 @@ def _read_bindings(path: str, repair: bool = False) -> list[Bound]:
     return [Bound(**json.loads(line)) for line in whole.decode().splitlines()]
 
 
-def tables_as_bound(spark: SparkSession, folder: str, dataset: str, bindings: list[Bound], version: int
-                    ) -> dict[str, DataFrame]:
+def tables_as_bound(spark: SparkSession, folder: str, dataset: str, bindings: list[Bound], version: int,
+                    held: Mapping[str, Table] | None = None) -> dict[str, DataFrame]:
     """Each table of ``dataset`` (in ``folder/<table>``) as of ``version`` of the binding, for Spark SQL: a Delta
-    table's files at its newest commit bound at or before ``version``; a Parquet log's rows up to ``version``,
-    from the files of the commits bound by then, read and checked as every log is (``sources.read_log``)."""
+    table's files at its newest commit bound at or before ``version``, read with the columns the follow holds
+    (``held``, by default the catalog's: a column added since is left out, one not there yet is NULL); a
+    Parquet log's rows up to ``version``, from the files of the commits bound by then, read and checked as
+    every log is (``sources.read_log``)."""
     from .changelog import snapshot
 
+    held = held or {table: TABLES[table] for table in DATASETS[dataset]}
     tables = {}
     if sources.layout(folder, dataset) == "parquet":
         files: dict[str, list[str]] = defaultdict(list)
@@ -856,7 +1116,7 @@ def tables_as_bound(spark: SparkSession, folder: str, dataset: str, bindings: li
         if bound.first <= version:
             as_of[bound.table] = bound.commit
     for table in DATASETS[dataset]:
-        schema = TABLES[table].ddl
+        schema = held[table].ddl
         if table not in as_of:
             tables[table] = spark.createDataFrame([], schema)
             continue
@@ -888,8 +1148,8 @@ def verify(spark: SparkSession, logs: str | None, out: str, checkpoint: str | No
     are the follow's (``follow``).
 
     Raises:
-        FollowError: a data set was never followed with this checkpoint, or was followed with other queries or
-            table columns (``check_record``).
+        FollowError: a data set was never followed with this checkpoint, or was followed with other queries, or
+            queries that read other columns (``check_record``).
     """
     from collections import Counter
 
@@ -899,11 +1159,10 @@ def verify(spark: SparkSession, logs: str | None, out: str, checkpoint: str | No
 
     checkpoint = checkpoint or os.path.join(out, "_checkpoint")
     followed = data_sets(logs, queries, bound)[0]
-    for each in followed:
-        check_record(checkpoint, each, write=False)
+    kept = {each.dataset: held_tables(check_record(checkpoint, each, write=False), each.dataset) for each in followed}
     checked, found = 0, []
     for each in followed:
-        dataset, chosen = each.dataset, each.queries
+        dataset, chosen = each.dataset, over_held(each.queries, kept[each.dataset])
         bindings = binding(checkpoint, dataset)
         applied = applied_version(checkpoint, dataset)
         feeds = {}
@@ -915,7 +1174,7 @@ def verify(spark: SparkSession, logs: str | None, out: str, checkpoint: str | No
             feeds[query.name] = by_version
         held = {query.name: Counter() for query in chosen}
         for version in range(applied + 1):
-            tables = tables_as_bound(spark, each.folder, dataset, bindings, version)
+            tables = tables_as_bound(spark, each.folder, dataset, bindings, version, kept[dataset])
             for query in chosen:
                 held[query.name].update(feeds[query.name].get(version, Counter()))
                 now = {row: count for row, count in held[query.name].items() if count}

@@ -18,11 +18,12 @@ from time import perf_counter
 from typing import Any
 
 from ..graph import GraphBuilder
-from .catalog import QUERIES, TABLES, Query
 from .sqlfloat import float_positions, sql_row
+from .tables_and_queries import QUERIES, TABLES, Query
 
-Update = tuple[str, tuple, int]
-"""``(table, record, multiplicity)``: one change to one input, at a version given beside it."""
+UnversionedChange = tuple[str, tuple, int]
+"""``(table, record, multiplicity)``: a ``sources.Change`` without its version, which is given beside a batch of
+them (``versions_of``)."""
 
 
 class IncrementalQuery:
@@ -66,7 +67,7 @@ class IncrementalQuery:
         """The accumulated result: each row with its multiplicity."""
         return self._output.snapshot()
 
-    def apply(self, version: int, updates: Iterable[Update]) -> dict[tuple, int]:
+    def apply(self, version: int, updates: Iterable[UnversionedChange]) -> dict[tuple, int]:
         """Feed one version's updates, finish the version, and return the result's changes at it.
 
         Raises:
@@ -91,7 +92,7 @@ class IncrementalQuery:
         return self._changes
 
 
-def versions_of(updates: Iterable[tuple[int, str, tuple, int]]) -> Iterator[tuple[int, list[Update]]]:
+def versions_of(updates: Iterable[tuple[int, str, tuple, int]]) -> Iterator[tuple[int, list[UnversionedChange]]]:
     """``(version, [(table, record, multiplicity), ...])`` for each version, from updates sorted by version."""
     version, batch = None, []
     for at, table, record, multiplicity in updates:
@@ -105,7 +106,7 @@ def versions_of(updates: Iterable[tuple[int, str, tuple, int]]) -> Iterator[tupl
 
 
 def run_partition(
-    query_name: str | tuple, partition: int, rows: Iterable[tuple[tuple[int, int], Update]]
+    query_name: str | tuple, partition: int, rows: Iterable[tuple[tuple[int, int], UnversionedChange]]
 ) -> Iterator[tuple]:
     """A Spark task: run the query ``query_name`` over one partition's updates, sorted by version.
 

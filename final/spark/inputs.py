@@ -9,7 +9,7 @@ folder that is empty or half-written (Spark's ``_temporary`` folder and no
 or not Parquet at all (its magic bytes and footer, read with pyarrow).
 What needs the data read (a CSV value that does not cast, a log that is
 not a history) is checked when the tables and logs are read
-(``datasets.read``, ``sources.History``), all of them before the first query.
+(``datasets.read``, ``sources.LogChecker``), all of them before the first query.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-from .catalog import DATASETS
 from .changelog import ChangeLogError
 from .datasets import DatasetError
 from .outputs import SUCCESS
+from .tables_and_queries import DATASETS
 
 MAGIC = b"PAR1"
 """A Parquet file begins and ends with these bytes; the footer's length (4 bytes) comes just before the end."""

@@ -4,13 +4,12 @@ A bound table's columns come from the table itself (the Delta table's
 schema, or a log file's), its Arrow types said in Spark SQL's words
 (``arrow_types.sql_type``); a type with no place there is refused, naming
 the column.
-The bound tables form one data set of their own, ``catalog.BOUND``
+The bound tables form one data set of their own, ``tables_and_queries.BOUND``
 (``tables``), whose history is their commits: each Delta version of each
-table, bound to the data set's versions in commit-time order as a follow
-binds any data set's commits (or, for change logs, their own
-``_commit_version``s). So a query over them is checked by ``run``, kept up to
-date by ``follow`` and checked again by ``verify``, as queries over a
-built-in data set are.
+table, bound to the data set's versions in commit-time order as a follow binds
+any data set's commits (or, for change logs, their own ``_commit_version``s).
+So a query over them is checked by ``run``, kept up to date by ``follow`` and
+checked again by ``verify``, as queries over a built-in data set are.
 
 The pipeline reads a data set from one folder, ``<folder>/<table>``. ``link``
 makes that folder for the bound tables out of symbolic links, one per table,
@@ -35,8 +34,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import catalog
-from .arrow_types import COLUMN_TYPES, sql_type
+from . import tables_and_queries
+from .arrow_types import TYPES_LISTED, sql_type
 from .changelog import CHANGE_TYPE, TIMESTAMP, VERSION
 from .query import Table
 from .sources import DELTA_LOG, MARKERS
@@ -99,7 +98,7 @@ def read_tables(arguments: Sequence[str]) -> list[OwnTable]:
 
 
 def _built_in_tables() -> list[str]:
-    return [table for dataset in catalog.BUILT_IN for table in catalog.DATASETS[dataset]]
+    return [table for dataset in tables_and_queries.BUILT_IN for table in tables_and_queries.DATASETS[dataset]]
 
 
 def _read(name: str, path: str, argument: str) -> OwnTable:
@@ -139,7 +138,7 @@ def _table(name: str, schema: pyarrow.Schema, where: str) -> Table:
         kind = sql_type(field.type)
         if kind is None:
             raise TableError(f"table {name} ({where}): column {field.name} is {field.type}, which has no Spark SQL "
-                             f"type here ({COLUMN_TYPES}); write it as one of those")
+                             f"type here ({TYPES_LISTED}); write it as one of those")
         if not NAME.fullmatch(field.name):
             raise TableError(f"table {name} ({where}): column {field.name!r} is not a name SQL reads unquoted "
                              f"(a letter, then letters, digits or _); rename it")
@@ -151,12 +150,12 @@ def _table(name: str, schema: pyarrow.Schema, where: str) -> Table:
 
 @contextmanager
 def bound(tables: Sequence[OwnTable]) -> Iterator[None]:
-    """While entered, ``tables`` are the catalog's data set ``BOUND`` (``catalog.bind``); then none is."""
-    catalog.bind(table.table for table in tables)
+    """While entered, ``tables`` are the catalog's data set ``BOUND`` (``tables_and_queries.bind``); then none is."""
+    tables_and_queries.bind(table.table for table in tables)
     try:
         yield
     finally:
-        catalog.bind(())
+        tables_and_queries.bind(())
 
 
 def link(folder: str, tables: Sequence[OwnTable], fresh: bool) -> str:

@@ -2,11 +2,12 @@
 
 For a query whose result splits by key (every GROUP BY, and joins on their
 join key), Spark repartitions each input's change log by the hash of the
-query's key column (``catalog.Query.partition_by``), or copies a small input
-to every partition (a broadcast). Each partition's task sorts its updates by
-version and runs its own ``IncrementalQuery`` over all of them, in order, and
-emits the result's changes at each version; the union of all tasks' changes
-is the query's changes, because no result row depends on two partitions.
+query's key column (``tables_and_queries.Query.partition_by``), or copies a
+small input to every partition (a broadcast). Each partition's task sorts its
+updates by version and runs its own ``IncrementalQuery`` over all of them, in
+order, and emits the result's changes at each version; the union of all tasks'
+changes is the query's changes, because no result row depends on two
+partitions.
 
 Executors do not need ``final/`` installed: the driver zips the package, and
 sqlglot for the SQL compiler, and ships them with ``SparkContext.addPyFile``,
@@ -25,9 +26,9 @@ from time import perf_counter
 from typing import TYPE_CHECKING
 
 from .. import add_multiplicity
-from .catalog import TABLES, Query
 from .changelog import MULTIPLICITY, VERSION
 from .incremental import run_partition
+from .tables_and_queries import TABLES, Query
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

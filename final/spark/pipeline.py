@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from .. import add_multiplicity
 from . import changelog, datasets, delta, sources
-from .catalog import DATASETS, TABLES, Query, queries_of
 from .equality import TOLERANCE, compare_rows, tolerant_columns
 from .incremental import IncrementalQuery, versions_of
 from .inputs import data_files
 from .outputs import replace_folder
 from .partitioned import run_partitioned
 from .sources import Change
+from .tables_and_queries import DATASETS, TABLES, Query, queries_of
 from .truth import at
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def _after_load(seconds: list[float]) -> float:
 
 
 @dataclass
-class Run:
+class PipelineRun:
     """The pipeline's whole result: one ``QueryRun`` per query, and the settings it ran with."""
 
     settings: dict
@@ -297,7 +297,7 @@ def read_logs(spark: SparkSession, dataset: str, paths: dict[str, str]) -> dict[
     reads them: a file that landed without its marker is not part of the log yet (``sources.log_files``).
 
     Raises:
-        ChangeLogError: a log is missing or fails a check (``sources.History``).
+        ChangeLogError: a log is missing or fails a check (``sources.LogChecker``).
     """
     frames = {}
     for table, path in paths.items():
@@ -511,7 +511,7 @@ def run_pipeline(
     tables: str | None = None, logs: str | None = None, log: Callable[[str], None] = print,
     progress: bool | None = None, nan_fraction: float = 0.0, queries: Iterable[Query] | None = None,
     folders: Mapping[str, str] | None = None,
-) -> Run:
+) -> PipelineRun:
     """The whole pipeline over ``dataset_names``; ``log`` receives one line per query checked.
 
     ``queries`` (by default each data set's built-in ones, ``queries_of``)
@@ -530,8 +530,9 @@ def run_pipeline(
     """
     partitions = list(partitions)
     queries = None if queries is None else list(queries)
-    run = Run({"rows": rows, "versions": versions, "partitions": partitions, "seed": seed,
-               "master": spark.sparkContext.master, "tables": tables, "logs": logs, "nan_fraction": nan_fraction})
+    run = PipelineRun({"rows": rows, "versions": versions, "partitions": partitions, "seed": seed,
+                       "master": spark.sparkContext.master, "tables": tables, "logs": logs,
+                       "nan_fraction": nan_fraction})
     dataset_names = list(dataset_names)
     lines = _progress_lines(progress)
     if lines:

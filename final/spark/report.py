@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .equality import TOLERANCE
 from .outputs import replace_files, sql_text
-from .pipeline import Difference, QueryRun, Run
+from .pipeline import Difference, PipelineRun, QueryRun
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -37,7 +37,7 @@ REPORT_FILES = ("report.json", "report.md", "latency.png", "partitions.png")
 """Every file a report may hold; ``report.json`` is written last and marks the report complete."""
 
 
-def write_report(run: Run, out: str, parameters: Mapping[str, Any] | None = None) -> dict[str, str]:
+def write_report(run: PipelineRun, out: str, parameters: Mapping[str, Any] | None = None) -> dict[str, str]:
     """Write ``report.json``, ``report.md``, ``latency.png`` and ``partitions.png`` under ``out``; their paths.
 
     ``parameters`` (the command line's arguments) go into ``report.json``.
@@ -62,7 +62,7 @@ def write_report(run: Run, out: str, parameters: Mapping[str, Any] | None = None
     return {name: made[name] for name in REPORT_FILES if name in made}
 
 
-def as_json(run: Run, parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def as_json(run: PipelineRun, parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The run as plain JSON values; rows are lists, with NULL as null and decimals and times as strings.
 
     ``"complete": true`` comes last: a reader that finds it has the whole report.
@@ -109,7 +109,7 @@ def _plain(value: Any) -> Any:
     return value if value is None or isinstance(value, (bool, int, float, str)) else str(value)
 
 
-def markdown(run: Run, files: dict[str, str]) -> str:
+def markdown(run: PipelineRun, files: dict[str, str]) -> str:
     """The report as markdown, linking the plots named in ``files``."""
     settings = ", ".join(f"{key} {value}" for key, value in run.settings.items() if value is not None)
     lines = [
@@ -203,7 +203,7 @@ def plot_latency(queries: Sequence[QueryRun]) -> Figure:
     return figure
 
 
-def _plot_latency(run: Run, path: str) -> None:
+def _plot_latency(run: PipelineRun, path: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -214,7 +214,7 @@ def _plot_latency(run: Run, path: str) -> None:
     pyplot.close(figure)
 
 
-def _plot_partitions(run: Run, path: str) -> bool:
+def _plot_partitions(run: PipelineRun, path: str) -> bool:
     """Bars of wall time per partition count for each partitioned query; False if there were none."""
     queries = [query for query in run.queries if query.partitioned]
     if not queries:

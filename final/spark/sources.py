@@ -17,12 +17,14 @@ a half-landed commit is never read. ``write_marker`` writes one.
 
 One model of a change serves every command: a ``Change`` is
 ``(version, table, record, multiplicity)``, a ``Commit`` one complete commit,
-and a ``History`` is the one check of a change log, on Arrow, whoever reads
-it: a table's columns and types against the catalog, every
-``_change_type`` in Delta's vocabulary, versions that are there, never
-negative and never going back, and no delete of a row the log does not
-hold; a failure is a ``ChangeLogError`` naming the file (or the Delta
-commit), the row (counted from 1) and the column, in SQL's words. One
+and a ``LogChecker`` is the one check of a change log, on Arrow, whoever reads
+it: a table's columns and types against the catalog (a Delta table's
+schema followed as it changes: a column added is left out, a type widened
+as Delta widens types is held wider), every ``_change_type`` in Delta's
+vocabulary, versions that are there, never negative and never going back,
+and no delete of a row the log does not hold; a failure is a
+``ChangeLogError`` naming the file (or the Delta commit), the row (counted
+from 1) and the column, in SQL's words. One
 reader per layout: ``read_log`` reads a Parquet log's files (``log_files``:
 those its markers name) and ``read_feed`` a Delta table's whole change
 feed, as ``run`` and ``verify`` want them (``CheckedLog``: Arrow, for
@@ -46,16 +48,17 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from .arrow_types import arrow_type, is_text, pandas_type, sql_words
-from .catalog import DATASETS, TABLES
+from .arrow_types import arrow_type, is_text, pandas_type, sql_type, sql_words
 from .changelog import CHANGE_TYPE, MULTIPLICITIES, MULTIPLICITY, TIMESTAMP, VERSION, ChangeLogError, multiplicities
 from .outputs import record_text, sql_text
+from .tables_and_queries import DATASETS, TABLES
 
 if TYPE_CHECKING:
     import pyarrow
@@ -235,18 +238,18 @@ class Change(NamedTuple):
     multiplicity: int
 
 
-def log_schema(table: str) -> pyarrow.Schema:
-    """A checked change log of ``table`` in Arrow: the table's columns (``table_schema``), then ``_change_type``,
-    ``_commit_version`` and ``_multiplicity``."""
+def log_schema(table: str, columns: pyarrow.Schema | None = None) -> pyarrow.Schema:
+    """A checked change log of ``table`` in Arrow: the table's columns (``table_schema``, or ``columns``, the
+    columns as a ``LogChecker`` holds them), then ``_change_type``, ``_commit_version`` and ``_multiplicity``."""
     import pyarrow
 
-    return pyarrow.schema([*table_schema(table), pyarrow.field(CHANGE_TYPE, pyarrow.string()),
+    return pyarrow.schema([*(columns or table_schema(table)), pyarrow.field(CHANGE_TYPE, pyarrow.string()),
                            pyarrow.field(VERSION, pyarrow.int64()), pyarrow.field(MULTIPLICITY, pyarrow.int64())])
 
 
 @dataclass(frozen=True)
 class CheckedLog:
-    """Changes of ``table`` as ``History.take`` checked them: ``arrow`` holds them in ``log_schema(table)``, one row
+    """Changes of ``table`` as ``LogChecker.take`` checked them: ``arrow`` holds them in ``log_schema(table)``, one row
     per change, in the order read. ``spark.createDataFrame(log.arrow)`` is the change log in Spark."""
 
     table: str
@@ -254,7 +257,7 @@ class CheckedLog:
 
     def changes(self) -> list[Change]:
         """The rows as ``Change``s, in order."""
-        columns = [_values(self.arrow.column(name)) for name in TABLES[self.table].names]
+        columns = [_values(column) for column in self.arrow.columns[:-3]]
         versions = self.arrow.column(VERSION).to_pylist()
         row_multiplicities = self.arrow.column(MULTIPLICITY).to_pylist()
         records = zip(*columns, strict=True)
@@ -270,51 +273,86 @@ class CheckedLog:
                                                             versions))
 
 
-class History:
+@dataclass(frozen=True)
+class Widened:
+    """A column a Delta commit widened, as Delta's type widening allows (``widens``): ``table``'s ``column`` from
+    ``before`` to ``after`` (Arrow types) at the commit ``where`` names, Delta version ``version``."""
+
+    table: str
+    column: str
+    before: pyarrow.DataType
+    after: pyarrow.DataType
+    where: str
+    version: int | None
+
+
+class LogChecker:
     """One table's change log, checked as it is read, piece after piece in order: the pipeline's one check of a
     change log, whichever command reads it (``run``, ``follow``, ``verify``, ``generate --append``).
 
     A piece is a Parquet file of the log, or a Delta table's change data feed
-    (one commit's, or the whole). Each must have the table's columns and no
-    others (``_commit_timestamp`` aside), each of a type that converts to the
-    catalog's without loss, and a ``_change_type`` of Delta's on every row. A
-    piece that carries its versions (all but a Delta commit read on its own,
-    whose version is given) must have a ``_commit_version`` on every row, a
-    non-negative integer that never goes back: not from one row to the next,
-    nor from the piece before. And a log deletes only what it holds: at the
-    end of each version, every record's multiplicity summed over all that
-    was taken is at least zero. A Delta commit read on its own is not checked
-    for that: its feed is made of the rows the commit removed, so it cannot
-    hold such a delete (and its table's rows before it are not at hand).
+    (one commit's, or the whole). Each must have the table's columns, each
+    of a type that converts to the one held without loss (``widens``), and
+    a ``_change_type`` of Delta's on every row. A piece that carries its
+    versions (all but a Delta commit read on its own, whose version is
+    given) must have a ``_commit_version`` on every row, a non-negative
+    integer that never goes back: not from one row to the next, nor from
+    the piece before. And a log deletes only what it holds: at the end of
+    each version, every record's multiplicity summed over all that was taken
+    is at least zero. A Delta commit read on its own is not checked for
+    that: its feed is made of the rows the commit removed, so it cannot hold
+    such a delete (and its table's rows before it are not at hand).
+
+    A Parquet file has the table's columns and no others (``_commit_timestamp``
+    aside). A Delta table's schema may change from one commit to the next,
+    and a Delta piece is read in its commit's own schema (``delta=True``): a
+    column the table gained is left out (``added`` names it), a column the
+    table widened as Delta's type widening allows is held in the wider type
+    from that commit on (``widened`` records it), and a column the commit
+    does not have is NULL: the table did not have it yet. A column the
+    table had and dropped, or changed otherwise, is refused, unless no
+    reader reads it: ``readers`` names, per column, the queries that read it
+    (None: every column is read), and a column none reads is NULL from then
+    on.
 
     A failure is a ``ChangeLogError`` naming the piece (its file, or its
     Delta commit), the row counted from 1 and the column, and showing values
     as SQL does.
 
-    Invariant: ``held`` maps each record of the versioned pieces taken (by
-    ``_keys``: NaN one value, -0.0 as 0.0, as Spark SQL compares them) to its
-    multiplicity over them, which is positive (a record at zero is absent);
-    ``version`` is the highest version taken (-1 before any), the last row
-    of the piece ``where``.
+    Invariant: ``schema`` holds the columns as taken (the table's, each in its
+    type or a type it widened to); ``types`` each column's type in the newest
+    Delta piece that had it (the table's schema then); ``held`` maps each
+    record of the versioned pieces taken (by ``_keys``: NaN one value, -0.0 as
+    0.0, as Spark SQL compares them) to its multiplicity over them, which is
+    positive (a record at zero is absent); ``version`` is the highest version
+    taken (-1 before any), the last row of the piece ``where``.
     """
 
-    def __init__(self, table: str) -> None:
+    def __init__(self, table: str, schema: pyarrow.Schema | None = None,
+                 readers: Mapping[str, Sequence[str]] | None = None) -> None:
         self.table = table
+        self.schema = schema if schema is not None else table_schema(table)
+        self.readers = readers
+        self.types: dict[str, pyarrow.DataType] = {}
+        self.widened: list[Widened] = []
+        self.added: dict[str, str] = {}
         self.held: dict[tuple, int] = {}
         self.version = -1
         self.where = ""
 
-    def take(self, pieces: Sequence[tuple[pyarrow.Table, str]], version: int | None = None) -> CheckedLog:
+    def take(self, pieces: Sequence[tuple[pyarrow.Table, str]], version: int | None = None,
+             delta: bool = False) -> CheckedLog:
         """The next ``pieces`` of the log, each ``(rows, where)`` (``where`` names it in messages), checked with
-        what was taken before; with ``version``, the pieces are a Delta commit read on its own, at that version.
+        what was taken before; with ``version``, the pieces are a Delta commit read on its own, at that version;
+        with ``delta``, a Delta table's change data feed, in the schema the table had then.
 
         Raises:
-            ChangeLogError: a piece fails a check (see the class); the history is of no further use then.
+            ChangeLogError: a piece fails a check (see the class); the checker is of no further use then.
         """
         import pyarrow
 
-        checked = [self._piece(rows, where, version) for rows, where in pieces]
-        log = pyarrow.concat_tables(checked) if checked else log_schema(self.table).empty_table()
+        checked = [self._piece(rows, where, version, delta or version is not None) for rows, where in pieces]
+        log = pyarrow.concat_tables(checked) if checked else log_schema(self.table, self.schema).empty_table()
         if version is None:
             self._check_deletes(log, [(where, piece.num_rows) for (_, where), piece in zip(pieces, checked,
                                                                                            strict=True)])
@@ -322,18 +360,90 @@ class History:
             self.version = max(self.version, version)
         return CheckedLog(self.table, log)
 
-    def _piece(self, rows: pyarrow.Table, where: str, version: int | None) -> pyarrow.Table:
+    def records(self, rows: pyarrow.Table, where: str) -> list[tuple]:
+        """A Delta table's rows as of a version, read as a Delta piece is (its schema then), as records; the pieces
+        taken next are the commits after that version.
+
+        Raises:
+            ChangeLogError: a column the readers read is missing, or has a type that does not convert.
+        """
+        return list(zip(*(_values(column) for column in self._columns(rows, where, True, None)), strict=True))
+
+    def _piece(self, rows: pyarrow.Table, where: str, version: int | None, delta: bool) -> pyarrow.Table:
         """One piece, checked but for its deletes, in ``log_schema``."""
         import pyarrow
 
-        columns = _columns(rows, self.table, where)
+        columns = self._columns(rows, where, delta, version)
         kinds = self._change_types(rows, where)
         if version is None:
             versions = self._versions(rows, where)
         else:
             versions = pyarrow.repeat(pyarrow.scalar(version, pyarrow.int64()), rows.num_rows)
         return pyarrow.Table.from_arrays([*columns, kinds, versions, multiplicities(kinds)],
-                                         schema=log_schema(self.table))
+                                         schema=log_schema(self.table, self.schema))
+
+    def _columns(self, rows: pyarrow.Table, where: str, delta: bool, version: int | None
+                 ) -> list[pyarrow.ChunkedArray]:
+        """``rows``' columns as held (``schema``), after the checks of the class; a Delta piece's types become
+        ``types``, and a column it widened is held widened from it on."""
+        import pyarrow
+
+        names = set(rows.column_names) - {CHANGE_TYPE, VERSION, TIMESTAMP}
+        extra = sorted(names - set(self.schema.names))
+        if extra and not delta:
+            raise ChangeLogError(f"{where}: column {extra[0]} is not a column of table {self.table}, which has "
+                                 f"{', '.join(self.schema.names)}; a Parquet change log's files hold the table's "
+                                 f"columns and no others (a Delta table may gain columns)")
+        for name in extra:
+            self.added.setdefault(name, where)
+        columns = []
+        for position, field in enumerate(self.schema):
+            before = self.types.get(field.name) if delta else None
+            if field.name not in names:
+                if not delta:
+                    raise ChangeLogError(f"{where}: column {field.name} is missing; table {self.table} has the "
+                                         f"columns {', '.join(self.schema.names)}")
+                if before is not None and self._read(field.name):
+                    raise ChangeLogError(
+                        f"{where}: column {field.name} is gone (the table had it, {sql_words(before)}); "
+                        f"{self._reading(field.name)}: put the column back, or follow the queries that do not "
+                        f"read it with a new --out and --checkpoint")
+                self.types.pop(field.name, None)
+                columns.append(pyarrow.chunked_array([pyarrow.nulls(rows.num_rows, field.type)], field.type))
+                continue
+            column = rows.column(field.name)
+            kind = column.type
+            if delta:
+                self.types[field.name] = kind
+            if _converts(kind, field.type):
+                columns.append(_typed(column, field, where))
+            elif before is not None and kind != before and widens(field.type, kind):
+                self.schema = self.schema.set(position, field.with_type(kind))
+                self.widened.append(Widened(self.table, field.name, field.type, kind, where, version))
+                columns.append(column)
+            elif delta and not self._read(field.name):
+                columns.append(pyarrow.chunked_array([pyarrow.nulls(rows.num_rows, field.type)], field.type))
+            elif before is not None and kind != before:
+                raise ChangeLogError(
+                    f"{where}: column {field.name} changed from {sql_words(before)} to {sql_words(kind)}, which is "
+                    f"no widening Delta allows (a wider integer, FLOAT to DOUBLE, a DECIMAL with more digits); "
+                    f"{self._reading(field.name)}: follow the queries with a new --out and --checkpoint")
+            else:
+                wanted = sql_type(field.type) or sql_words(field.type)
+                raise ChangeLogError(f"{where}: column {field.name} is {sql_words(kind)}, but table {self.table} has "
+                                     f"it as {wanted}; write it with that type (e.g. pandas: "
+                                     f".astype({pandas_type(wanted)!r}))")
+        return columns
+
+    def _read(self, column: str) -> bool:
+        return self.readers is None or bool(self.readers.get(column))
+
+    def _reading(self, column: str) -> str:
+        """Who reads ``column``, for a message."""
+        if self.readers is None:
+            return f"table {self.table} has the columns {', '.join(self.schema.names)}"
+        names = sorted(self.readers[column])
+        return f"quer{'y' if len(names) == 1 else 'ies'} {', '.join(names)} read{'s' if len(names) == 1 else ''} it"
 
     def _change_types(self, rows: pyarrow.Table, where: str) -> pyarrow.ChunkedArray:
         """The piece's ``_change_type``, checked to be Delta's on every row."""
@@ -420,7 +530,7 @@ class History:
         [change] = CheckedLog(self.table, log.slice(row, 1)).changes()
         return ChangeLogError(
             f"{where}, row {row - first + 1} (counted from 1): table {self.table} has no row "
-            f"{record_text(TABLES[self.table].names, change.record)} to delete at version {change.version}; a log "
+            f"{record_text(self.schema.names, change.record)} to delete at version {change.version}; a log "
             f"may only delete rows the table holds")
 
     def _keys(self, log: pyarrow.Table) -> list[tuple]:
@@ -432,7 +542,7 @@ class History:
 
         types = pyarrow.types
         columns = []
-        for name in TABLES[self.table].names:
+        for name in self.schema.names:
             column = log.column(name).combine_chunks()
             kind = column.type
             if types.is_floating(kind):
@@ -484,41 +594,43 @@ def read_log(files: Sequence[str], table: str) -> CheckedLog:
     """``table``'s change log made of the Parquet ``files``, in their order (``log_files``), checked whole.
 
     Raises:
-        ChangeLogError: a file does not read as Parquet, or fails a check of ``History``.
+        ChangeLogError: a file does not read as Parquet, or fails a check of ``LogChecker``.
     """
-    return History(table).take([(_read_parquet(path), path) for path in files])
+    return LogChecker(table).take([(_read_parquet(path), path) for path in files])
 
 
 def read_feed(path: str, table: str) -> CheckedLog:
-    """The whole change data feed of ``table``'s Delta table at ``path``, checked as one piece (``History``).
+    """The whole change data feed of ``table``'s Delta table at ``path``, checked as one piece (``LogChecker``).
 
     Raises:
-        ChangeLogError: the feed fails a check of ``History``.
+        ChangeLogError: the feed fails a check of ``LogChecker``.
     """
     from . import delta
 
-    return History(table).take([(delta.change_feed(path), f"table {table} ({path})")])
+    return LogChecker(table).take([(delta.change_feed(path), f"table {table} ({path})")], delta=True)
 
 
-def read_commit(folder: str, commit: Commit, histories: dict[str, History] | None = None) -> list[Change]:
+def read_commit(folder: str, commit: Commit, checkers: dict[str, LogChecker] | None = None) -> list[Change]:
     """Every change ``commit`` holds (``read_commit_logs``), in order."""
-    return [change for log in read_commit_logs(folder, commit, histories) for change in log.changes()]
+    return [change for log in read_commit_logs(folder, commit, checkers) for change in log.changes()]
 
 
-def read_commit_logs(folder: str, commit: Commit, histories: dict[str, History] | None = None) -> list[CheckedLog]:
+def read_commit_logs(folder: str, commit: Commit, checkers: dict[str, LogChecker] | None = None) -> list[CheckedLog]:
     """The changes of each table ``commit`` changes, checked, in the order read.
 
     A Delta commit's changes are the table's change data feed at that
-    version; a Parquet commit's, the files its marker names, in its order.
-    ``histories`` keeps each table's ``History`` from one call to the next (a
-    follow's, so that a Parquet commit may delete rows the commits before it
-    inserted); without it, a commit is checked on its own.
+    version, in the table's schema as of that version; a Parquet commit's,
+    the files its marker names, in its order. ``checkers`` keeps each
+    table's ``LogChecker`` from one call to the next (a follow's, so that a
+    Parquet commit may delete rows the commits before it inserted, and a
+    Delta table's schema is followed from commit to commit); without it, a
+    commit is checked on its own.
 
     Raises:
-        ChangeLogError: a change fails a check (``History``).
+        ChangeLogError: a change fails a check (``LogChecker``).
         CommitError: a file the marker names is gone; a Delta table has no change data feed, or it does not read.
     """
-    histories = {} if histories is None else histories
+    checkers = {} if checkers is None else checkers
     if commit.table == MARKERS:
         logs = []
         for table, paths in marker_files(folder, commit.number).items():
@@ -526,27 +638,30 @@ def read_commit_logs(folder: str, commit: Commit, histories: dict[str, History] 
                 if not os.path.exists(path):
                     raise CommitError(f"{path} is gone: commit {commit.number} of {folder} named it; a log only "
                                       f"grows (write a new log, and follow it with a new --out and --checkpoint)")
-            history = histories.setdefault(table, History(table))
-            logs.append(history.take([(_read_parquet(path), path) for path in paths]))
+            checker = checkers.setdefault(table, LogChecker(table))
+            logs.append(checker.take([(_read_parquet(path), path) for path in paths]))
         return logs
     from deltalake import DeltaTable
-    from deltalake.exceptions import DeltaError
 
     from . import delta
 
     path = table_path(folder, commit.table)
     where = f"table {commit.table} ({path}), commit {commit.number} ({DELTA_LOG}/{commit.number:020d}.json)"
-    table = DeltaTable(path)
+    table = DeltaTable(path, version=commit.number)  # its feed in the table's schema then
     if table.metadata().configuration.get("delta.enableChangeDataFeed", "").lower() != "true":
         raise CommitError(f"{where}: the table has no change data feed; create it with the property "
                           f"delta.enableChangeDataFeed = true (write_deltalake(..., configuration="
                           f"{{'delta.enableChangeDataFeed': 'true'}}))")
     try:
         feed = delta.change_feed(table, commit.number, commit.number)
-    except DeltaError as error:
-        raise CommitError(f"{where}: its change data feed does not read ({str(error).splitlines()[0]})") from error
-    history = histories.setdefault(commit.table, History(commit.table))
-    return [history.take([(feed, where)], version=commit.number)]
+    except Exception as error:  # delta-rs raises a bare Exception when a file of the feed is gone
+        raise CommitError(
+            f"{where}: its change data feed does not read ({str(error).splitlines()[0]}); a follow reads every "
+            f"commit's changes, so VACUUM must keep the files of the commits not yet followed. If they are gone, "
+            f"follow a copy of the table as it is now (a new Delta table of its rows) with a new --out and "
+            f"--checkpoint") from error
+    checker = checkers.setdefault(commit.table, LogChecker(commit.table))
+    return [checker.take([(feed, where)], version=commit.number)]
 
 
 def _read_parquet(path: str) -> pyarrow.Table:
@@ -560,30 +675,6 @@ def _read_parquet(path: str) -> pyarrow.Table:
                              ) from error
 
 
-def _columns(feed: pyarrow.Table, table: str, where: str) -> list[pyarrow.ChunkedArray]:
-    """``feed``'s data columns in ``table``'s order and types, after checking that it has those and no others."""
-    expected = table_schema(table)
-    names = set(feed.column_names) - {CHANGE_TYPE, VERSION, TIMESTAMP}
-    for name in expected.names:
-        if name not in names:
-            raise ChangeLogError(f"{where}: column {name} is missing; table {table} has the columns "
-                                 f"{', '.join(expected.names)}")
-    extra = sorted(names - set(expected.names))
-    if extra:
-        raise ChangeLogError(f"{where}: column {extra[0]} is not a column of table {table}, which has "
-                             f"{', '.join(expected.names)}")
-    return [_typed(feed.column(field.name), field, table, where) for field in expected]
-
-
-def records(rows: pyarrow.Table, table: str, where: str) -> list[tuple]:
-    """A table's rows (a Delta table as of a version), checked like a log's columns, as records.
-
-    Raises:
-        ChangeLogError: a column is missing, is not the table's, or has a type that does not convert.
-    """
-    return list(zip(*(_values(column) for column in _columns(rows, table, where)), strict=True))
-
-
 def _values(column: pyarrow.ChunkedArray) -> list:
     """A typed column's values as a record holds them: a TIMESTAMP as a naive datetime in UTC."""
     import pyarrow
@@ -593,15 +684,23 @@ def _values(column: pyarrow.ChunkedArray) -> list:
     return column.to_pylist()
 
 
-def _typed(column: pyarrow.ChunkedArray, field: pyarrow.Field, table: str, where: str) -> pyarrow.ChunkedArray:
-    """``column`` as ``field``'s type: the same type, or one whose every value it holds as it is: a timestamp in
-    another unit or zone (pandas writes nanoseconds; a timestamp without a zone is taken to be in UTC), text of
-    another string type, a narrower type (``_widens``)."""
+def _converts(kind: pyarrow.DataType, wanted: pyarrow.DataType) -> bool:
+    """True if a column of type ``kind`` is read as ``wanted`` (``_typed``): the same type, a timestamp in another
+    unit or zone, text of another string type, or a type ``wanted`` widens."""
+    import pyarrow
+
+    types = pyarrow.types
+    return (kind == wanted or (types.is_timestamp(kind) and types.is_timestamp(wanted))
+            or (types.is_string(wanted) and is_text(kind)) or widens(kind, wanted))
+
+
+def _typed(column: pyarrow.ChunkedArray, field: pyarrow.Field, where: str) -> pyarrow.ChunkedArray:
+    """``column``, of a type that ``_converts`` to ``field``'s, as that type: a timestamp in another unit or zone
+    (pandas writes nanoseconds; a timestamp without a zone is taken to be in UTC) with no nanoseconds."""
     import pyarrow
     import pyarrow.compute as pc
 
-    kind = column.type
-    if pyarrow.types.is_timestamp(field.type) and pyarrow.types.is_timestamp(kind):
+    if pyarrow.types.is_timestamp(field.type) and pyarrow.types.is_timestamp(column.type):
         try:
             return column.cast(field.type)
         except pyarrow.ArrowInvalid:
@@ -610,18 +709,26 @@ def _typed(column: pyarrow.ChunkedArray, field: pyarrow.Field, table: str, where
             raise ChangeLogError(f"{where}, row {row + 1} (counted from 1), column {field.name}: "
                                  f"{column.cast(pyarrow.string())[row]} has nanoseconds; a TIMESTAMP holds "
                                  f"microseconds") from None
-    if kind == field.type:
-        return column
-    if (pyarrow.types.is_string(field.type) and is_text(kind)) or _widens(kind, field.type):
-        return column.cast(field.type)
-    wanted = dict(TABLES[table].columns)[field.name]
-    raise ChangeLogError(f"{where}: column {field.name} is {sql_words(kind)}, but table {table} has it as {wanted}; "
-                         f"write it with that type (e.g. pandas: .astype({pandas_type(wanted)!r}))")
+    return column if column.type == field.type else column.cast(field.type)
 
 
-def _widens(kind: pyarrow.DataType, wanted: pyarrow.DataType) -> bool:
-    """True if every value of type ``kind`` is a value of ``wanted`` as it is: a narrower integer, a FLOAT for a
-    DOUBLE, a decimal of the same scale and no more digits (pandas and Arrow infer these from the values)."""
+INTEGER_DIGITS = {8: 3, 16: 5, 32: 10, 64: 20}
+"""The decimal digits of the largest value of each signed integer width: a DECIMAL with as many digits left of its
+point holds every value of it."""
+
+
+def widens(kind: pyarrow.DataType, wanted: pyarrow.DataType) -> bool:
+    """True if every value of type ``kind`` is a value of ``wanted`` as it is: Delta's type widening (a wider
+    integer; FLOAT to DOUBLE; an integer of up to 32 bits to DOUBLE; an integer to a DECIMAL with as many digits
+    left of its point; a DECIMAL to one with no fewer digits either side of its point). pandas and Arrow infer
+    the narrower types from values, and a Delta table may widen a column's type.
+
+    >>> import pyarrow
+    >>> widens(pyarrow.int32(), pyarrow.int64()), widens(pyarrow.decimal128(8, 2), pyarrow.decimal128(10, 3))
+    (True, True)
+    >>> widens(pyarrow.int64(), pyarrow.float64()), widens(pyarrow.decimal128(8, 2), pyarrow.decimal128(8, 3))
+    (False, False)
+    """
     import pyarrow
 
     types = pyarrow.types
@@ -629,8 +736,12 @@ def _widens(kind: pyarrow.DataType, wanted: pyarrow.DataType) -> bool:
         return kind.bit_width <= wanted.bit_width
     if types.is_float32(kind) and types.is_float64(wanted):
         return True
+    if types.is_signed_integer(kind) and types.is_float64(wanted):
+        return kind.bit_width <= 32  # a DOUBLE holds every integer of up to 53 bits
+    if types.is_signed_integer(kind) and types.is_decimal(wanted):
+        return wanted.precision - wanted.scale >= INTEGER_DIGITS[kind.bit_width]
     if types.is_decimal(kind) and types.is_decimal(wanted):
-        return kind.scale == wanted.scale and kind.precision <= wanted.precision
+        return kind.scale <= wanted.scale and kind.precision - kind.scale <= wanted.precision - wanted.scale
     return False
 
 
@@ -651,6 +762,11 @@ class CommitStream(DataSource):
     ``grace_ms`` holds back the commits made in the last that many milliseconds: a commit is stamped before
     it becomes visible, so a micro-batch that takes only commits stamped before ``now - grace_ms`` sees every
     table's commits up to that moment, and commit-time order is the order commits are bound in.
+
+    Option ``until``, a JSON offset, is where a query with ``Trigger.AvailableNow`` ends: the commits there
+    when the follow started. The reader supports that trigger itself (``SupportsTriggerAvailableNow``):
+    for a source that does not, Spark runs one micro-batch instead, and after a stop or a kill that one is
+    the batch its offset log holds, so the commits that landed since were left with success reported.
     """
 
     @classmethod
@@ -662,23 +778,33 @@ class CommitStream(DataSource):
 
     def simpleStreamReader(self, schema: object) -> SimpleDataSourceStreamReader:
         return _CommitReader(self.options["folder"], self.options["dataset"], json.loads(self.options["start"]),
-                             int(self.options.get("grace_ms", "0")), json.loads(self.options.get("tables", "null")))
+                             int(self.options.get("grace_ms", "0")), json.loads(self.options.get("tables", "null")),
+                             json.loads(self.options.get("until", "null")))
 
 
-class _CommitReader(SimpleDataSourceStreamReader):
+class _CommitReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets: ``{source: newest commit delivered}``; a read delivers the complete commits after them (per
-    table, those stamped before the grace period, in order)."""
+    table, those stamped before the grace period, in order), and under ``Trigger.AvailableNow`` none after
+    ``target``."""
 
     def __init__(self, folder: str, dataset: str, start: dict[str, int], grace_ms: int,
-                 tables: list[str] | None = None) -> None:
+                 tables: list[str] | None = None, until: dict[str, int] | None = None) -> None:
         self.folder, self.dataset, self.start, self.grace_ms, self.tables = folder, dataset, start, grace_ms, tables
+        self.until = until
+        self.target: dict[str, int] | None = None
 
     def initialOffset(self) -> dict:
         return dict(self.start)
 
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.target = self.until if self.until is not None else newest_commits(self.folder, self.dataset,
+                                                                               self.tables)
+
     def read(self, start: dict) -> tuple[Iterator[tuple], dict]:
         cut = time.time() * 1000 - self.grace_ms
         newest = check_offsets(self.folder, self.dataset, start, self.tables)
+        if self.target is not None:
+            newest = {source: min(number, self.target.get(source, -1)) for source, number in newest.items()}
         end = {source: start.get(source, -1) for source in newest}
         for commit in sorted(commits_between(self.folder, self.dataset, start, newest, self.tables),
                              key=lambda found: (found.table, found.number)):

@@ -259,11 +259,11 @@ def check(folder: str, numbers: Iterable[int] = range(1, 23), log: Callable[[str
     """
     import tempfile
 
-    from .catalog import BOUND
     from .incremental import IncrementalQuery
     from .own_tables import bound, link, read_tables
     from .sources import Commit, commits_between, newest_commits, read_commit
     from .sql import SqlError, Tables, compile_sql
+    from .tables_and_queries import BOUND
 
     texts = queries()
     own = read_tables([f"{table}={os.path.join(folder, table)}" for table in TABLES])

@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .catalog import Query
 from .changelog import snapshot
 from .sqlfloat import sql_row
+from .tables_and_queries import Query
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

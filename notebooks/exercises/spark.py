@@ -20,10 +20,10 @@ from typing import Any
 from workshop import Wrong, exercise
 
 from final import DifferenceStreamBuilder
-from final.spark.catalog import Query
 from final.spark.changelog import MULTIPLICITIES
 from final.spark.incremental import IncrementalQuery, versions_of
 from final.spark.pipeline import Difference, compare
+from final.spark.tables_and_queries import Query
 
 FIRST_PICKUP = datetime(2018, 1, 1)
 """Trip ``n`` is picked up ``n`` minutes after this and dropped off ten minutes later: times play no part here."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from workshop import Wrong, check_piece, equals_from_scratch, exercise
 
-from tests.catalog import BY_NAME
+from tests.examples import BY_NAME
 from tests.harness import run, run_messages
 from tests.strategies import growing_graph
 from v4 import Version

@@ -123,7 +123,7 @@ def stages_run() -> str:
     """The stages import, and the documents' first example gives the document's answer on each."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from tests.catalog import EXAMPLES, judge
+    from tests.examples import EXAMPLES, judge
     from tests.harness import PRESENT_STAGES, STAGES, run
 
     example = EXAMPLES[0]

@@ -1,6 +1,6 @@
 """Helpers the three final notebooks share: feeding a program's histories, answers from scratch, loops watched.
 
-The documents' examples (``tests.catalog``) write a program's input as one
+The documents' examples (``tests.examples``) write a program's input as one
 history per input, a list of ``(record, version, multiplicity)``. ``feed``
 sends such histories through ``final``'s input sessions and runs the graph
 (``feed_graph`` also gives the graph, for its operators and its picture);
@@ -36,7 +36,7 @@ Update = tuple[Any, Any, int]
 """``(record, version, multiplicity)``: one change of an input; a version is an int or a tuple of ints."""
 
 History = list[Update]
-"""One input's changes, as the catalog of the documents' examples writes them."""
+"""One input's changes, as the documents' examples (``tests.examples``) write them."""
 
 Result = dict[Any, dict[Any, int]]
 """What a program's output holds at each version: version -> {record: multiplicity}."""

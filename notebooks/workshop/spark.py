@@ -16,7 +16,7 @@ from typing import Any
 from IPython.display import Markdown, display
 
 from final.spark import changelog
-from final.spark.catalog import TABLES
+from final.spark.tables_and_queries import TABLES
 
 
 def write_log(spark: Any, folder: str, table: str, changes: Iterable[tuple[tuple, str, int]]) -> str:

@@ -137,9 +137,9 @@ def size(folder: str) -> int:
 def scratch(logs: str) -> float:
     """One warm Spark SQL pass of the four trips queries over the table's last version, in seconds."""
     from final.spark import delta
-    from final.spark.catalog import queries_of
     from final.spark.follow import Bound, tables_as_bound
     from final.spark.session import spark_session
+    from final.spark.tables_and_queries import queries_of
     from final.spark.truth import over
 
     spark = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2"})

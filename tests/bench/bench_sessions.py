@@ -65,8 +65,8 @@ MASK = (1 << 64) - 1
 """The checksum is kept to 64 bits, so it stays a small int however many records it folds in."""
 
 Record = Any
-Change = tuple[int, Record, int]
-"""``(input, record, multiplicity)``."""
+UnversionedChange = tuple[int, Record, int]
+"""``(input, record, multiplicity)``: a change without its version, which is given beside a list of them."""
 
 
 def checksum(total: int, changes: dict[Record, int]) -> int:
@@ -92,16 +92,18 @@ class Workload:
     name: str
     program: Callable[..., Any]
     load: list[list[Record]]
-    changes: list[Change]
-    floor: Callable[[], Callable[[list[Change]], dict[Record, int]]]
+    changes: list[UnversionedChange]
+    floor: Callable[[], Callable[[list[UnversionedChange]], dict[Record, int]]]
 
 
-def churn(n: int, count: int, inputs: int, record: Callable[[int], Record]) -> tuple[list[list], list[Change]]:
+def churn(
+    n: int, count: int, inputs: int, record: Callable[[int], Record]
+) -> tuple[list[list], list[UnversionedChange]]:
     """``n`` records per input, then ``count`` changes: a new record inserted and a random live one
     retracted, in turn, the inputs taking turns too, so every input keeps ``n`` live records."""
     rng = random.Random(SEED)
     live = [list(range(n)) for _ in range(inputs)]
-    changes: list[Change] = []
+    changes: list[UnversionedChange] = []
     fresh = n
     for step in range(count // 2):
         side = step % inputs
@@ -114,11 +116,11 @@ def churn(n: int, count: int, inputs: int, record: Callable[[int], Record]) -> t
     return [[record(i) for i in range(n)] for _ in range(inputs)], changes
 
 
-def count_floor() -> Callable[[list[Change]], dict[Record, int]]:
+def count_floor() -> Callable[[list[UnversionedChange]], dict[Record, int]]:
     """Counts by key in one dict; a version's change retracts each touched key's old count and adds its new."""
     counts: dict[Any, int] = {}
 
-    def apply(changes: list[Change]) -> dict[Record, int]:
+    def apply(changes: list[UnversionedChange]) -> dict[Record, int]:
         before: dict[Any, int] = {}
         for _, (key, _value), multiplicity in changes:
             old = counts.get(key, 0)
@@ -140,12 +142,12 @@ def count_floor() -> Callable[[list[Change]], dict[Record, int]]:
     return apply
 
 
-def join_floor() -> Callable[[list[Change]], dict[Record, int]]:
+def join_floor() -> Callable[[list[UnversionedChange]], dict[Record, int]]:
     """Each input indexed by key (``{key: {value: multiplicity}}``); a change is joined with the other
     input's index as it stands, then applied to its own, so a version's changes join exactly once."""
     indexes: tuple[dict, dict] = ({}, {})
 
-    def apply(changes: list[Change]) -> dict[Record, int]:
+    def apply(changes: list[UnversionedChange]) -> dict[Record, int]:
         out: dict[Record, int] = {}
         for side, (key, value), multiplicity in changes:
             matches = indexes[1 - side].get(key)
@@ -208,7 +210,7 @@ class CollectorClock:
             self.seconds += time.perf_counter() - self._started
 
 
-def batches(changes: list[Change], batch: int) -> list[list[Change]]:
+def batches(changes: list[UnversionedChange], batch: int) -> list[list[UnversionedChange]]:
     return [changes[start:start + batch] for start in range(0, len(changes), batch)]
 
 

@@ -32,11 +32,11 @@ import tempfile
 from time import perf_counter
 
 from final.spark import pipeline, truth
-from final.spark.catalog import QUERIES, TABLES, queries_of
 from final.spark.changelog import MULTIPLICITY, VERSION
 from final.spark.incremental import IncrementalQuery, versions_of
 from final.spark.partitioned import run_partitioned
 from final.spark.session import spark_session
+from final.spark.tables_and_queries import QUERIES, TABLES, queries_of
 
 
 def timed(work):

@@ -21,9 +21,9 @@ import tempfile
 from time import perf_counter
 
 from final.spark import pipeline
-from final.spark.catalog import DATASETS, HAND_BUILT, QUERIES, queries_of
 from final.spark.incremental import IncrementalQuery, versions_of
 from final.spark.session import spark_session
+from final.spark.tables_and_queries import DATASETS, HAND_BUILT, QUERIES, queries_of
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -21,7 +21,7 @@ to the next version of the data set in commit-time order (``sources
 keeps the offsets in its checkpoint, so a restart binds a replayed range
 exactly as before, with no binding file of the follow's own. Each commit
 is one input partition: an executor reads its change data feed with
-``deltalake``, checks it (``sources.History``) and turns it into change
+``deltalake``, checks it (``sources.LogChecker``) and turns it into change
 rows. So a micro-batch holds whole versions, and the driver reads no row.
 """
 
@@ -35,10 +35,11 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from .. import sources
-from ..catalog import TABLES
 from ..sqlfloat import float_positions, sql_row, sql_value
+from ..tables_and_queries import TABLES
 
 if TYPE_CHECKING:
     import pyarrow
@@ -173,12 +174,16 @@ class ChangeStream(DataSource):
                              int(self.options.get("grace_ms", "0")), json.loads(self.options.get("tables", "null")))
 
 
-class _ChangeReader(DataSourceStreamReader):
+class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets ``{"version": newest version bound, "commits": {table: newest commit bound}}``; the commits after
-    one offset up to the next, in binding order, are the versions after its ``version``."""
+    one offset up to the next, in binding order, are the versions after its ``version``. Under
+    ``Trigger.AvailableNow`` no commit after ``target`` (the newest when the stream started) is taken: the reader
+    supports that trigger itself, as ``sources.CommitStream`` does, since Spark runs a source that does not
+    for one micro-batch only (after a kill, the one its offset log holds, leaving later commits untaken)."""
 
     def __init__(self, folder: str, dataset: str, grace_ms: int, tables: list[str] | None) -> None:
         self.folder, self.dataset, self.grace_ms, self.tables = folder, dataset, grace_ms, tables
+        self.target: dict[str, int] | None = None
         if sources.layout(folder, dataset, tables) != "delta":
             raise sources.CommitError(f"{folder}: state on the executors follows Delta tables; this data set is a "
                                       f"Parquet change log (follow it with the driver's follow)")
@@ -186,10 +191,15 @@ class _ChangeReader(DataSourceStreamReader):
     def initialOffset(self) -> dict:
         return {"version": -1, "commits": {}}
 
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.target = sources.newest_commits(self.folder, self.dataset, self.tables)
+
     def latestOffset(self, start: dict, limit: object) -> dict:
         cut = time.time() * 1000 - self.grace_ms
         delivered = start["commits"]
         newest = sources.check_offsets(self.folder, self.dataset, delivered, self.tables)
+        if self.target is not None:
+            newest = {table: min(number, self.target.get(table, -1)) for table, number in newest.items()}
         end = {table: delivered.get(table, -1) for table in newest}
         for commit in sorted(sources.commits_between(self.folder, self.dataset, delivered, newest, self.tables),
                              key=lambda found: (found.table, found.number)):

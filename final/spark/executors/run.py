@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .. import delta
-from ..catalog import DATASETS
 from ..follow import _kill_point, output_columns
+from ..tables_and_queries import DATASETS
 from .changes import MULTIPLICITY, QUERY, ROW, VERSION, ChangeStream, decoded_row, typed
 from .lowering import check_placement, lowered
 

@@ -24,7 +24,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from ..incremental import Update
+from ..incremental import UnversionedChange
 from ..query import Table
 from ..sqlfloat import NAN
 
@@ -57,11 +57,11 @@ class Dataset:
     tables: tuple[Table, ...]
     commits: tuple[DatasetCommit, ...]
 
-    def updates(self, version: int) -> list[Update]:
+    def updates(self, version: int) -> list[UnversionedChange]:
         """Version ``version``'s changes against the version before (none before 0), then its churn."""
         before = self.commits[version - 1].rows if version else tuple(() for _ in self.tables)
         commit = self.commits[version]
-        found: list[Update] = []
+        found: list[UnversionedChange] = []
         for index, table in enumerate(self.tables):
             old, new = Counter(before[index]), Counter(commit.rows[index])
             found += [(table.name, row, -count) for row, count in (old - new).items()]
@@ -103,7 +103,7 @@ TIMESTAMPS = (datetime(2024, 1, 31, 23, 59, 59, 999999), datetime(2024, 2, 29),
 """Timestamp values (session time zone UTC): the last microsecond of a month, midnights, a fraction of a second
 before 1970, a leap day."""
 
-COLUMN_TYPES = ("INT", "BIGINT", "DECIMAL", "DOUBLE", "STRING", "BOOLEAN", "DATE", "TIMESTAMP")
+GENERATED_TYPES = ("INT", "BIGINT", "DECIMAL", "DOUBLE", "STRING", "BOOLEAN", "DATE", "TIMESTAMP")
 """The Spark types a generated column may have; a DECIMAL gets its precision and scale in ``column_maker``."""
 
 
@@ -242,7 +242,7 @@ def make_dataset(rng: random.Random) -> Dataset:
         columns[0] = replace(columns[0], domain=columns[0].domain[:6] if len(columns[0].domain) > 6
                              else columns[0].domain)
         for name in ("a", "b", "c")[:rng.randint(1, 3)]:
-            columns.append(column_maker(rng, name, rng.choice(COLUMN_TYPES)))
+            columns.append(column_maker(rng, name, rng.choice(GENERATED_TYPES)))
         table = Table(f"t{index}", tuple((column.name, column.kind) for column in columns))
         makers.append(TableMaker(table, tuple(columns)))
     return Dataset(tuple(maker.table for maker in makers), history(rng, makers))

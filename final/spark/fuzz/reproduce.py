@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ..equality import tolerant_columns
-from ..incremental import Update
+from ..incremental import UnversionedChange
 from ..query import Table
 from ..sql import compile_sql
 from .check import DIFFERENCE_KINDS, Outcome
@@ -110,7 +110,7 @@ def test_{name}() -> None:
     return source
 
 
-def replay(tables: Sequence[Table], history: Sequence[Sequence[Update]], query: str,
+def replay(tables: Sequence[Table], history: Sequence[Sequence[UnversionedChange]], query: str,
            types: Sequence[str] | None, answers: Sequence[list | str]) -> None:
     """Compile ``query``, apply ``history`` version by version, and assert ``answers`` (rows, or the error
     class a version raises) and ``types``, as the fuzzer compares them.
@@ -135,7 +135,7 @@ def replay(tables: Sequence[Table], history: Sequence[Sequence[Update]], query: 
         assert not differing, f"version {version}: {describe(differing, limit=10)}"
 
 
-def _replayed(tables: Sequence[Table], history: Sequence[Sequence[Update]]) -> Dataset:
+def _replayed(tables: Sequence[Table], history: Sequence[Sequence[UnversionedChange]]) -> Dataset:
     """A ``Dataset`` whose versions make exactly ``history``'s updates (churn as a retraction and an insert)."""
     names = [table.name for table in tables]
     current: list[Counter] = [Counter() for _ in tables]

@@ -20,14 +20,14 @@ It returns a ``SqlQuery``: a catalog ``Query`` whose ``build`` makes the
 dataflow from one input stream per table it reads, and whose ``sql`` is the
 text Spark SQL runs from scratch. The tables reach the compiler through an
 interface, as DataFusion's planner asks a ``ContextProvider`` for them: a
-``TableProvider`` gives the tables and names the data set a query over some
-of them belongs to (the pipeline's catalog is one: ``catalog.CATALOG``), or
-a plain mapping of tables is taken as one of no data set (``Tables``). So
-this package imports nothing from the catalog, which compiles its own SQL
-files with it. The pipeline runs it like the built-in
-queries: ``python -m final.spark run --sql FILE.sql`` checks it against Spark
-SQL at every version, ``follow`` keeps it up to date, ``explain`` prints each
-layer and draws the dataflow.
+``TableProvider`` gives the tables and names the data set a query over some of
+them belongs to (the pipeline's catalog is one:
+``tables_and_queries.CATALOG``), or a plain mapping of tables is taken as one
+of no data set (``Tables``). So this package imports nothing from
+``tables_and_queries``, which compiles its own SQL files with it. The pipeline
+runs it like the built-in queries: ``python -m final.spark run --sql
+FILE.sql`` checks it against Spark SQL at every version, ``follow`` keeps it
+up to date, ``explain`` prints each layer and draws the dataflow.
 
 What is in the subset, what is refused and how types behave is the
 README's "Your own SQL". A query outside the subset raises ``SqlError``

@@ -41,7 +41,8 @@ P = 2_147_483_647
 SPARK_VERSIONS = 5
 """Versions Spark SQL recomputes and times; each costs the same whatever changed."""
 
-Change = tuple[str, Any, int]
+UnversionedChange = tuple[str, Any, int]
+"""``(input, record, multiplicity)``: a change without its version, which ``update`` is given beside a list of them."""
 
 
 class Checksum:
@@ -80,7 +81,7 @@ def rss_now() -> int:
     return rss
 
 
-def version_zero(inputs: dict[str, list]) -> list[Change]:
+def version_zero(inputs: dict[str, list]) -> list[UnversionedChange]:
     """The inputs at version 0 as changes: every record once."""
     return [(name, record, 1) for name, records in inputs.items() for record in records]
 
@@ -110,7 +111,7 @@ class Plain:
     def load(self, inputs: dict[str, list]) -> None:
         self.update(0, version_zero(inputs))
 
-    def update(self, version: int, changes: list[Change]) -> None:
+    def update(self, version: int, changes: list[UnversionedChange]) -> None:
         raise NotImplementedError
 
 
@@ -118,7 +119,7 @@ class PlainRows(Plain):
     """Queries with one output row per key: the rows of the keys a version touched are recomputed, and the
     old and new row folded into the checksum."""
 
-    def update(self, version: int, changes: list[Change]) -> None:
+    def update(self, version: int, changes: list[UnversionedChange]) -> None:
         touched = {}
         for _, record, diff in changes:
             key = record[self.key_position]
@@ -229,7 +230,7 @@ class PlainJoin(Plain):
         self.update(0, [("right", record, 1) for record in inputs["right"]])  # the first side meets nothing
         self.update(0, [("left", record, 1) for record in inputs["left"]])
 
-    def update(self, version: int, changes: list[Change]) -> None:
+    def update(self, version: int, changes: list[UnversionedChange]) -> None:
         add = self.checksum.add
         for side, (key, value), diff in changes:
             other = self.sides["right" if side == "left" else "left"].get(key, {})
@@ -250,7 +251,7 @@ class PlainReach(Plain):
         self.roots: set = set()
         self.reached: set = set()
 
-    def update(self, version: int, changes: list[Change]) -> None:
+    def update(self, version: int, changes: list[UnversionedChange]) -> None:
         for name, record, diff in changes:
             if name == "roots":
                 (self.roots.add if diff > 0 else self.roots.discard)(record)
@@ -333,7 +334,7 @@ class Final:
                 insert(record)
         self._finish(1)
 
-    def update(self, version: int, changes: list[Change]) -> None:
+    def update(self, version: int, changes: list[UnversionedChange]) -> None:
         sessions = self.sessions
         for name, record, diff in changes:
             sessions[name].update(record, diff)
@@ -365,7 +366,7 @@ class Stage:
     def load(self, inputs: dict[str, list]) -> None:
         self.update(0, version_zero(inputs))
 
-    def update(self, version: int, changes: list[Change]) -> None:
+    def update(self, version: int, changes: list[UnversionedChange]) -> None:
         stage, reader, graph = self.stage, self.reader, self.graph
         by_input: defaultdict = defaultdict(list)
         for name, record, diff in changes:

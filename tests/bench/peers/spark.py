@@ -26,7 +26,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from final.spark.session import spark_session
-from tests.bench.peers.engines import SPARK_VERSIONS, Change, Checksum, P
+from tests.bench.peers.engines import SPARK_VERSIONS, Checksum, P, UnversionedChange
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -99,11 +99,11 @@ class Spark:
             self.base[name] = frame
         self._compute()
 
-    def update(self, version: int, changes: list[Change]) -> None:
+    def update(self, version: int, changes: list[UnversionedChange]) -> None:
         self._apply(changes)
         self._compute()
 
-    def finish(self, remaining: list[list[Change]]) -> None:
+    def finish(self, remaining: list[list[UnversionedChange]]) -> None:
         """Apply the untimed versions, then fold the final version's result into the checksum."""
         for changes in remaining:
             self._apply(changes)
@@ -120,7 +120,7 @@ class Spark:
         gateway.proc.stdin.close()  # the JVM exits when its standard input closes
         gateway.proc.wait(timeout=60)
 
-    def _apply(self, changes: list[Change]) -> None:
+    def _apply(self, changes: list[UnversionedChange]) -> None:
         for name, record, diff in changes:
             net = self.net[name]
             net[record] += diff

@@ -28,7 +28,8 @@ BATCH, BATCHES = 1_000, 20
 KEYS = 1_000
 """W1's keys."""
 
-Change = tuple[str, object, int]
+UnversionedChange = tuple[str, object, int]
+"""``(input, record, multiplicity)``: a change without its version (a version is a list of them)."""
 
 
 class Live:
@@ -67,7 +68,7 @@ class Workload:
     query: str
     n: int
     inputs: dict[str, list]
-    versions: list[list[Change]]
+    versions: list[list[UnversionedChange]]
 
     def as_json(self) -> dict:
         def plain(record: object) -> object:
@@ -81,7 +82,7 @@ class Workload:
 
 
 def _replacing(rng: random.Random, live: Live, new: Iterator, name: str, versions: int,
-               per_version: int) -> list[list[Change]]:
+               per_version: int) -> list[list[UnversionedChange]]:
     """``versions`` versions, each inserting ``per_version / 2`` new records from ``new`` and retracting as many
     records live before the version, chosen at random."""
     out = []

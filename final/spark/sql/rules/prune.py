@@ -29,13 +29,14 @@ from ..logical import (
     Project,
     Recursive,
     Rename,
+    Scan,
     SetOperation,
     Sort,
     TopK,
     Window,
     nodes,
 )
-from ..scalar import Ref, Scalar, ids
+from ..scalar import Ref, Scalar, Subquery, ids, walk
 from .decorrelate import SCALAR_JOIN
 
 WHOLE_ROWS = (Distinct, SetOperation, Recursive, Sort, TopK, Window)
@@ -69,6 +70,30 @@ def apply(plan: Plan) -> Plan:
         return result
 
     return visit(plan)
+
+
+def read_columns(plan: Plan) -> dict[str, set[str]]:
+    """Each table ``plan`` scans and the names of its columns the plan reads, as ``apply`` counts them (a column
+    that only a SELECT item nothing reads reads is not read): no change to the table's other columns changes
+    the plan's result. A table read for its rows' count alone reads no column. A subquery still held in an
+    expression (one no rule made a join) reads its tables whole.
+    """
+    return _scanned(plan, _needed(plan))
+
+
+def _scanned(plan: Plan, needed: set[int] | None) -> dict[str, set[str]]:
+    """The columns of each table ``plan`` scans whose ids are in ``needed`` (None: all), and every column of the
+    tables its subqueries scan."""
+    found: dict[str, set[str]] = {}
+    for node in nodes(plan):
+        if isinstance(node, Scan):
+            found.setdefault(node.table, set()).update(f.name for f in node.fields if needed is None or f.id in needed)
+        for scalar in node.expressions():
+            for part in walk(scalar):
+                if isinstance(part, Subquery):
+                    for table, columns in _scanned(part.plan, None).items():
+                        found.setdefault(table, set()).update(columns)
+    return found
 
 
 def _needed(plan: Plan) -> set[int]:

@@ -595,5 +595,5 @@ def check_stage(stage: str) -> list[str]:
         assert verdict.ok, "; ".join(verdict.failures)
         outcome = f"limited {example.name}: {verdict.limitation}" if verdict.limitation else f"ok      {example.name}"
         lines.append(outcome)
-    assert any(line.startswith(("ok", "limited")) for line in lines), f"no catalog example ran on {stage}"
+    assert any(line.startswith(("ok", "limited")) for line in lines), f"no example ran on {stage}"
     return lines
