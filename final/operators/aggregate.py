@@ -322,7 +322,7 @@ class HierarchyInPlace(InPlace):
 
 
 class _Group:
-    """A key's aggregates in ``AggregateInPlace``: one entry per aggregate of each kind, in the order of their names.
+    """A key's aggregates (``Aggregates``): one entry per aggregate of each kind, in the order of their names.
 
     Invariant: ``rows`` is the sum of the key's multiplicities; ``counts[i]`` that of its rows where
     the i-th count's value is not NULL; ``sums[i]`` is ``[that, the exact sum of value * multiplicity]``;
@@ -349,33 +349,27 @@ class _Group:
                     or any(self.distinct) or (self.extremes is not None and not self.extremes.empty))
 
 
-class AggregateInPlace(InPlace):
-    """``aggregate`` in place: every key's aggregates kept side by side, a version's records in one pass.
+class Aggregates:
+    """The per-key work of ``aggregate`` in place, apart from any operator: how a version's records change each
+    key's ``_Group``, and the record a group assembles.
 
-    Each record is taken once: its key, then each aggregate's value, added
-    to the key's ``_Group``; then each touched key's record is assembled
-    again and sent if it changed. The same answers as the dataflow of
-    reductions ``aggregate`` builds inside loops (004, 'Factoring
-    reductions'), with no record per aggregate in between.
-
-    Invariant: ``_groups[key]`` is the key's ``_Group`` as of the last finished version, for every key
-    with something left in it.
+    ``AggregateInPlace`` runs it over every key of a version in one pass. A
+    keyed operator elsewhere runs the same code on one key's group, kept in
+    a state store of its own between versions (Spark's executors:
+    ``final.spark.executors``), so the two cannot differ in what they
+    compute. ``named`` is as ``aggregate`` takes it; its names fix the order
+    of a record's values.
     """
 
-    needs_pairs = False  # records of any shape: ``key`` picks the group
-
-    def __init__(
-        self, place: Place, key: Callable[[Any], Any], named: Mapping[str, tuple[str, Callable[[Any], Any]]],
-    ) -> None:
-        super().__init__(place)
-        self._key = key
+    def __init__(self, named: Mapping[str, tuple[str, Callable[[Any], Any]]]) -> None:
         order = sorted(named)
         self._counts = list(enumerate(named[name][1] for name in order if named[name][0] == "count"))
         self._sums = list(enumerate(named[name][1] for name in order if named[name][0] == "sum"))
         self._distinct = list(enumerate(named[name][1] for name in order if named[name][0] == "count_distinct"))
         extremes = [name for name in order if named[name][0] in EXTREMES]
         self._extremes = tuple(named[name][1] for name in extremes)
-        self._reduction = extremes_of(tuple(named[name][0] for name in extremes))
+        self.reduction = extremes_of(tuple(named[name][0] for name in extremes))
+        """The reduction of the MIN/MAX tuples, which every group's ``Hierarchy`` holds."""
         # Where each name's value is found: (kind, position among its kind), in the record's order.
         positions = {kind: 0 for kind in AGGREGATES}
         self._layout: list[tuple[str, str, int]] = []
@@ -383,13 +377,12 @@ class AggregateInPlace(InPlace):
             kind = "extremes" if named[name][0] in EXTREMES else named[name][0]
             self._layout.append((name, kind, positions.get(kind, 0)))
             positions[kind] = positions.get(kind, 0) + 1
-        self._groups: dict[Any, _Group] = {}
 
-    def state_size(self) -> int:
-        return len(self._groups) + self.pending.size()
-
-    def apply(self, batches: list[list[Entry]]) -> list[Entry]:
-        groups, key_of = self._groups, self._key
+    def apply(self, groups: dict[Any, _Group], key_of: Callable[[Any], Any], batches: list[list[Entry]]
+              ) -> list[Entry]:
+        """Take one finished version's updates into ``groups``, each record into the group of its ``key_of`` (made
+        for a key that has none); return what replaces each touched key's output: ``((key, record), -1)`` for the
+        record it had, ``((key, record), 1)`` for the one it has now. A group with nothing left is dropped."""
         counts, sums, distinct, extremes = self._counts, self._sums, self._distinct, self._extremes
         shape = (len(counts), len(sums), len(distinct))
         before: dict[Any, Any] = {}
@@ -430,7 +423,7 @@ class AggregateInPlace(InPlace):
         for key, tuples in staged.items():
             group = groups[key]
             if group.extremes is None:
-                group.extremes = Hierarchy(self._reduction)
+                group.extremes = Hierarchy(self.reduction)
             group.extremes.add(tuples)
         changes: list[Entry] = []
         for key, old in before.items():
@@ -462,6 +455,36 @@ class AggregateInPlace(InPlace):
                 value = None if extremes is NOTHING else extremes[position]
             record.append((name, value))
         return tuple(record)
+
+
+class AggregateInPlace(InPlace):
+    """``aggregate`` in place: every key's aggregates kept side by side, a version's records in one pass.
+
+    Each record is taken once: its key, then each aggregate's value, added
+    to the key's ``_Group``; then each touched key's record is assembled
+    again and sent if it changed (``Aggregates``). The same answers as the
+    dataflow of reductions ``aggregate`` builds inside loops (004,
+    'Factoring reductions'), with no record per aggregate in between.
+
+    Invariant: ``_groups[key]`` is the key's ``_Group`` as of the last finished version, for every key
+    with something left in it.
+    """
+
+    needs_pairs = False  # records of any shape: ``key`` picks the group
+
+    def __init__(
+        self, place: Place, key: Callable[[Any], Any], named: Mapping[str, tuple[str, Callable[[Any], Any]]],
+    ) -> None:
+        super().__init__(place)
+        self._key = key
+        self._aggregates = Aggregates(named)
+        self._groups: dict[Any, _Group] = {}
+
+    def state_size(self) -> int:
+        return len(self._groups) + self.pending.size()
+
+    def apply(self, batches: list[list[Entry]]) -> list[Entry]:
+        return self._aggregates.apply(self._groups, self._key, batches)
 
 
 class AggregateMethods(StreamMethods):

@@ -362,8 +362,21 @@ class Aggregation:
     finish: Callable[[dict], Any]
 
 
-def _aggregate(plan: Aggregate, env: Env) -> Any:
-    rows = lower(plan.child, env)
+@dataclass(frozen=True)
+class Grouping:
+    """An ``Aggregate`` step's functions of its input rows: the GROUP BY ``key``, the ``named`` parts that
+    ``final/``'s ``aggregate`` keeps per key, the ``finishes`` that make each aggregate's SQL value from them,
+    and ``row``, the step's output row from a key's ``(key, ((name, value), ...))`` record. The dataflow here
+    and a keyed operator on Spark's executors (``final.spark.executors``) build a GROUP BY from these alike."""
+
+    key: Callable[[tuple], Any]
+    named: dict[str, tuple[str, Callable[[tuple], Any]]]
+    finishes: list[Callable[[dict], Any]]
+    row: Callable[[tuple], tuple]
+
+
+def grouping(plan: Aggregate) -> Grouping:
+    """``plan``'s GROUP BY as functions of its input rows (``Grouping``)."""
     inputs = plan.child.fields
     key_fns = [compiled(key, inputs) for key in plan.keys]
     if not key_fns:
@@ -388,11 +401,17 @@ def _aggregate(plan: Aggregate, env: Env) -> Any:
         except SqlRuntimeError as error:
             raise SqlRuntimeError(f"{error} (in the group {literals(keys)})") from None
 
-    grouped = rows.aggregate(key, named).map(row)
+    return Grouping(key, named, finishes, row)
+
+
+def _aggregate(plan: Aggregate, env: Env) -> Any:
+    rows = lower(plan.child, env)
+    parts = grouping(plan)
+    grouped = rows.aggregate(parts.key, parts.named).map(parts.row)
     if not plan.whole:
         return grouped
-    empty = {name: 0 if kind in ("count", "count_distinct") else None for name, (kind, _) in named.items()}
-    default = tuple(finish(empty) for finish in finishes)
+    empty = {name: 0 if kind in ("count", "count_distinct") else None for name, (kind, _) in parts.named.items()}
+    default = tuple(finish(empty) for finish in parts.finishes)
     present = grouped.map(lambda found: ((), ())).distinct().map(_present)
     absent = env.builder.constant([((), ())]).antijoin(present)
     return grouped.concat(absent.map(lambda pair: default))

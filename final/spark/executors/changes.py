@@ -1,0 +1,238 @@
+"""A change stream on Spark: every row a change ``(version, multiplicity, row)``, read by the executors.
+
+Between the steps of a query lowered onto Structured Streaming
+(``lowering``), a change travels as the three columns of ``CHANGES`` (on
+its way to a keyed step, packed with the other changes of its key and
+version: ``PACKED``): the
+data set's ``_version``, the ``_multiplicity`` (an int, as in ``final/``),
+and the ``_row`` as ``final/`` holds it (a tuple of Python values: an
+exact ``Decimal``, a naive ``datetime`` in UTC, NaN as ``sqlfloat.NAN``),
+pickled. So no step depends on how Spark or Arrow would convert a value to
+Python and back: a stateful operator on the executors sees the very records
+``final/``'s driver follow sees. Spark's own typed columns appear where
+Spark must read values: the key a shuffle groups by (``key_columns``) and
+the query's output (``decoded``).
+
+``ChangeStream`` is the source: a Python streaming data source over a data
+set's Delta tables whose offsets are ``{"version": v, "commits": {table:
+newest commit}}``. A micro-batch is a range of whole commits, each bound
+to the next version of the data set in commit-time order (``sources
+.binding_order``), which is a function of the two offsets alone: Spark
+keeps the offsets in its checkpoint, so a restart binds a replayed range
+exactly as before, with no binding file of the follow's own. Each commit
+is one input partition: an executor reads its change data feed with
+``deltalake``, checks it (``sources.LogChecker``) and turns it into change
+rows. So a micro-batch holds whole versions, and the driver reads no row.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import struct
+import time
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+
+from .. import sources
+from ..sqlfloat import float_positions, sql_row, sql_value
+from ..tables_and_queries import TABLES
+
+if TYPE_CHECKING:
+    import pyarrow
+
+VERSION, MULTIPLICITY, ROW, TABLE, PACK, QUERY = "_version", "_multiplicity", "_row", "_table", "_changes", "_query"
+CHANGES = f"{VERSION} BIGINT, {MULTIPLICITY} BIGINT, {ROW} BINARY"
+"""The columns of a change stream between two steps, in Spark's DDL."""
+PACKED = f"{VERSION} BIGINT, {PACK} BINARY"
+"""The columns of a change stream on its way to a keyed step, after its key's columns: each row holds one key's
+changes at one version from one Arrow batch, ``[(row, multiplicity), ...]`` pickled (``packed``). The shuffle
+and the state processor then handle a row per key and version, not per change: the Python worker that calls a
+processor spends tens of microseconds on each row it hands over."""
+OUTPUT = f"{QUERY} STRING, {CHANGES}"
+"""The columns of a data set's queries' output changes, each named by its query."""
+SOURCE = f"{TABLE} STRING, {CHANGES}"
+"""The source's columns: a change stream of every table of the data set, each change naming its table."""
+
+PICKLE = pickle.HIGHEST_PROTOCOL
+
+
+def encoded(row: tuple) -> bytes:
+    """A row as ``_row`` holds it."""
+    return pickle.dumps(row, PICKLE)
+
+
+def decoded_row(data: bytes) -> tuple:
+    """The row ``_row`` holds (``encoded``'s inverse)."""
+    return pickle.loads(data)
+
+
+def packed(changes: list[tuple[tuple, int]]) -> bytes:
+    """``(row, multiplicity)`` changes as ``PACK`` holds them."""
+    return pickle.dumps(changes, PICKLE)
+
+
+def unpacked(data: bytes) -> list[tuple[tuple, int]]:
+    """The ``(row, multiplicity)`` changes ``PACK`` holds (``packed``'s inverse)."""
+    return pickle.loads(data)
+
+
+def change_batch(changes: Sequence[tuple[int, int, tuple]]) -> pyarrow.RecordBatch:
+    """``(version, multiplicity, row)`` changes as an Arrow batch of ``CHANGES``' columns."""
+    import pyarrow
+
+    return pyarrow.RecordBatch.from_arrays(
+        [pyarrow.array([version for version, _, _ in changes], pyarrow.int64()),
+         pyarrow.array([multiplicity for _, multiplicity, _ in changes], pyarrow.int64()),
+         pyarrow.array([encoded(row) for _, _, row in changes], pyarrow.binary())],
+        names=[VERSION, MULTIPLICITY, ROW])
+
+
+def changes_of(batch: pyarrow.RecordBatch) -> Iterator[tuple[int, int, tuple]]:
+    """An Arrow batch of ``CHANGES``' columns as ``(version, multiplicity, row)`` changes."""
+    versions = batch.column(VERSION).to_pylist()
+    multiplicities = batch.column(MULTIPLICITY).to_pylist()
+    rows = batch.column(ROW).to_pylist()
+    return zip(versions, multiplicities, map(decoded_row, rows), strict=True)
+
+
+def typed(changes: Sequence[tuple[int, int, tuple]], names: Sequence[str], types: Sequence[str]
+          ) -> pyarrow.Table:
+    """``(version, multiplicity, row)`` changes as an Arrow table: the rows' values in columns ``names`` of the
+    Spark SQL ``types``, then ``VERSION`` and ``MULTIPLICITY``."""
+    import pyarrow
+
+    from ..arrow_types import arrow_type
+
+    columns = list(zip(*(row for _, _, row in changes), strict=True)) if changes else [()] * len(types)
+    arrays = [pyarrow.array(list(column), arrow_type(kind)) for column, kind in zip(columns, types, strict=True)]
+    arrays += [pyarrow.array([version for version, _, _ in changes], pyarrow.int64()),
+               pyarrow.array([multiplicity for _, multiplicity, _ in changes], pyarrow.int64())]
+    return pyarrow.Table.from_arrays(arrays, names=[*names, VERSION, MULTIPLICITY])
+
+
+def key_type(kind: str) -> str:
+    """The Spark SQL type of the column that carries a key of type ``kind`` to a shuffle (``key_value``)."""
+    return "bigint" if kind.lower() in ("double", "float") else kind
+
+
+def key_value(value: Any) -> Any:
+    """A GROUP BY or join key's value as its column carries it, so that Spark puts together exactly the values
+    ``final/`` finds equal. A DOUBLE travels as the bits of its value with -0.0 made 0.0 and every NaN the one
+    NaN: as a DOUBLE, Spark's shuffle hashes -0.0 and 0.0 apart, and the Python worker that calls a state
+    processor once per key splits a NaN key's rows into one call each (it finds keys equal with Python's ``==``,
+    and NaN is not equal to itself). Every other value is itself."""
+    if isinstance(value, float):
+        return _BITS.unpack(_DOUBLE.pack(float(sql_value(value)) + 0.0))[0]
+    return value
+
+
+_DOUBLE, _BITS = struct.Struct("<d"), struct.Struct("<q")
+
+
+def key_columns(keys: Sequence[tuple[Any, ...]], types: Sequence[str]) -> list[pyarrow.Array]:
+    """The columns that carry ``keys`` (tuples of values of the Spark SQL ``types``, ``key_value``), as Arrow
+    arrays."""
+    import pyarrow
+
+    from ..arrow_types import arrow_type
+
+    columns = list(zip(*keys, strict=True)) if keys else [()] * len(types)
+    return [pyarrow.array([key_value(value) for value in column], arrow_type(key_type(kind)))
+            for column, kind in zip(columns, types, strict=True)]
+
+
+class CommitPartition(InputPartition):
+    """One commit of one table, bound to ``version`` of the data set: an executor's task reads it whole."""
+
+    def __init__(self, folder: str, table: str, number: int, timestamp: int, version: int) -> None:
+        super().__init__(json.dumps([table, number]))
+        self.folder, self.table, self.number, self.timestamp, self.version = folder, table, number, timestamp, version
+
+
+class ChangeStream(DataSource):
+    """``spark.readStream.format("final_changes").option("folder", F).option("dataset", D).option("tables", T)``:
+    the changes of a data set's Delta tables, in ``SOURCE``'s columns, a micro-batch of whole commits at a time.
+
+    Options as ``sources.CommitStream`` takes them: ``tables`` (a JSON list of the data set's tables: the
+    source runs in a Python worker that knows no table bound with ``--table``) and ``grace_ms`` (hold back the
+    commits of the last that many milliseconds, so commits are bound in the order they were made).
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "final_changes"
+
+    def schema(self) -> str:
+        return SOURCE
+
+    def streamReader(self, schema: object) -> DataSourceStreamReader:
+        return _ChangeReader(self.options["folder"], self.options["dataset"],
+                             int(self.options.get("grace_ms", "0")), json.loads(self.options.get("tables", "null")))
+
+
+class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Offsets ``{"version": newest version bound, "commits": {table: newest commit bound}}``; the commits after
+    one offset up to the next, in binding order, are the versions after its ``version``. Under
+    ``Trigger.AvailableNow`` no commit after ``target`` (the newest when the stream started) is taken: the reader
+    supports that trigger itself, as ``sources.CommitStream`` does, since Spark runs a source that does not
+    for one micro-batch only (after a kill, the one its offset log holds, leaving later commits untaken)."""
+
+    def __init__(self, folder: str, dataset: str, grace_ms: int, tables: list[str] | None) -> None:
+        self.folder, self.dataset, self.grace_ms, self.tables = folder, dataset, grace_ms, tables
+        self.target: dict[str, int] | None = None
+        if sources.layout(folder, dataset, tables) != "delta":
+            raise sources.CommitError(f"{folder}: state on the executors follows Delta tables; this data set is a "
+                                      f"Parquet change log (follow it with the driver's follow)")
+
+    def initialOffset(self) -> dict:
+        return {"version": -1, "commits": {}}
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.target = sources.newest_commits(self.folder, self.dataset, self.tables)
+
+    def latestOffset(self, start: dict, limit: object) -> dict:
+        cut = time.time() * 1000 - self.grace_ms
+        delivered = start["commits"]
+        newest = sources.check_offsets(self.folder, self.dataset, delivered, self.tables)
+        if self.target is not None:
+            newest = {table: min(number, self.target.get(table, -1)) for table, number in newest.items()}
+        end = {table: delivered.get(table, -1) for table in newest}
+        for commit in sorted(sources.commits_between(self.folder, self.dataset, delivered, newest, self.tables),
+                             key=lambda found: (found.table, found.number)):
+            if commit.number == end[commit.table] + 1 and (not self.grace_ms or commit.timestamp <= cut):
+                end[commit.table] = commit.number
+        bound = sum(end[table] - delivered.get(table, -1) for table in end)
+        return {"version": start["version"] + bound, "commits": {table: n for table, n in end.items() if n >= 0}}
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        commits = sources.commits_between(self.folder, self.dataset, start["commits"], end["commits"], self.tables)
+        if start["version"] + len(commits) != end["version"]:
+            raise sources.CommitError(f"{self.folder}: the commits from {start} to {end} are {len(commits)}, not "
+                                      f"{end['version'] - start['version']}: the tables were written anew; follow "
+                                      f"them with a new checkpoint")
+        return [CommitPartition(self.folder, commit.table, commit.number, commit.timestamp, start["version"] + 1 + at)
+                for at, commit in enumerate(commits)]
+
+    def read(self, partition: CommitPartition) -> Iterator[pyarrow.RecordBatch]:
+        import pyarrow
+
+        commit = sources.Commit(partition.table, partition.number, partition.timestamp)
+        floats = float_positions(TABLES[partition.table].columns)
+        for log in sources.read_commit_logs(partition.folder, commit):
+            changes = [(partition.version, change.multiplicity, sql_row(change.record, floats))
+                       for change in log.changes()]
+            for first in range(0, len(changes), BATCH_ROWS):
+                batch = change_batch(changes[first:first + BATCH_ROWS])
+                table = pyarrow.array([log.table] * batch.num_rows, pyarrow.string())
+                yield pyarrow.RecordBatch.from_arrays([table, *batch.columns], names=[TABLE, *batch.schema.names])
+
+    def commit(self, end: dict) -> None:
+        """Nothing to let go of: the tables keep their commits (Delta's log), and Spark keeps the offsets."""
+
+
+BATCH_ROWS = 10_000
+"""Rows per Arrow batch a commit is handed to Spark in: a large first commit is not one batch of every row."""
