@@ -28,10 +28,13 @@ rows. So a micro-batch holds whole versions, and the driver reads no row.
 from __future__ import annotations
 
 import json
+import math
 import pickle
 import struct
 import time
 from collections.abc import Iterator, Sequence
+from decimal import Decimal
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -44,7 +47,8 @@ from ..tables_and_queries import TABLES
 if TYPE_CHECKING:
     import pyarrow
 
-VERSION, MULTIPLICITY, ROW, TABLE, PACK, QUERY = "_version", "_multiplicity", "_row", "_table", "_changes", "_query"
+VERSION, MULTIPLICITY, ROW, TABLE, PACK, QUERY, SIDE = ("_version", "_multiplicity", "_row", "_table", "_changes",
+                                                     "_query", "_side")
 CHANGES = f"{VERSION} BIGINT, {MULTIPLICITY} BIGINT, {ROW} BINARY"
 """The columns of a change stream between two steps, in Spark's DDL."""
 PACKED = f"{VERSION} BIGINT, {PACK} BINARY"
@@ -131,6 +135,26 @@ def key_value(value: Any) -> Any:
 
 
 _DOUBLE, _BITS = struct.Struct("<d"), struct.Struct("<q")
+
+
+def shuffle_key(value: Any) -> bytes:
+    """A key of any shape as bytes that are equal exactly when ``final/`` finds the keys equal (Python's ``==``,
+    with NaN equal to itself as Spark SQL has it): what a keyed step's shuffle groups by when its sides' keys are
+    of types Spark would not compare as ``final/`` does (an INT against a DECIMAL, a row of several types).
+    Numbers are written as the exact fraction they are, so ``1``, ``1.0`` and ``DECIMAL 1.00`` are one key, as
+    they are one value to ``==``."""
+    return repr(_canonical(value)).encode()
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_canonical(part) for part in value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return ("number", "nan" if math.isnan(value) else repr(value))
+    if isinstance(value, (bool, int, float, Decimal)):  # a SQL DECIMAL is always finite
+        exact = Fraction(value)
+        return ("number", exact.numerator, exact.denominator)
+    return (type(value).__name__, value)
 
 
 def key_columns(keys: Sequence[tuple[Any, ...]], types: Sequence[str]) -> list[pyarrow.Array]:

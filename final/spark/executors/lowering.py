@@ -12,21 +12,29 @@ per kind of node, and leaves every step's work to the executors
   a ``mapInArrow`` computes the key's columns, Spark's shuffle brings a
   key's changes to one task, and the task keeps the key's aggregates in
   the state store (``steps.GroupBy``);
-- every other step is refused (``PlacementError``): it stays with the
-  driver's follow for now.
+- a join, DISTINCT, a set operation, a top-k, a window and a scalar
+  subquery's one row are each a ``transformWithState`` too: each input's
+  changes keyed by the step's key (``steps.KeyedBy``), the inputs' union
+  shuffled by it, and the task keeping the key's rows of each input
+  (``steps.KeyedStep``); a UNION ALL is the union of its sides' changes;
+- a delta join is the chain of binary joins it was made from
+  (``steps.executors_plan``);
+- a global aggregate and ``WITH RECURSIVE`` are refused
+  (``PlacementError``): they stay with the driver's follow.
 
 ``placement`` says where each step of a plan runs, for ``explain``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..sql.logical import Aggregate, Plan, Scan, nodes
-from .changes import CHANGES, MULTIPLICITY, OUTPUT, PACKED, ROW, TABLE, VERSION, key_type
-from .steps import STATELESS, GroupBy, Keyed, Output, key_names
+from ..sql.logical import Aggregate, Plan, Recursive, RecursiveReference, Scan, SetOperation, nodes
+from .changes import CHANGES, MULTIPLICITY, OUTPUT, PACK, PACKED, ROW, SIDE, TABLE, VERSION, key_type
+from .steps import KEY, KEYED, STATELESS, GroupBy, Keyed, KeyedBy, KeyedStep, Output, Through, executors_plan, key_names
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -47,21 +55,32 @@ class Lowered:
     steps: tuple[int, ...] = ()
 
 
+TAGGED = f"{KEY} BINARY, {SIDE} INT, {VERSION} BIGINT, {PACK} BINARY"
+"""The columns of a change stream on its way to a keyed step other than a GROUP BY (``steps.KeyedBy``): the key,
+the input the changes are of, and the key's changes at the version, packed."""
+
+
 def placement(query: SqlQuery) -> list[tuple[Plan, str]]:
-    """Each step of ``query``'s plan (parents first) and where it runs with its state on the executors; a step
-    that cannot is said to stay on the driver."""
+    """Each step of the plan the executors run for ``query`` (``steps.executors_plan``: parents first) and where
+    it runs with its state on the executors; a step that cannot is said to stay on the driver."""
     found = []
-    for node in nodes(query.plan):
+    for node in nodes(executors_plan(query.plan)):
         if isinstance(node, Scan):
             where = "executors: a task per commit reads its change data feed (ChangeStream)"
         elif isinstance(node, STATELESS):
             where = "executors: stateless, in the mapInArrow before the next keyed step or the output"
+        elif isinstance(node, SetOperation) and node.kind == "UNION" and node.keep_all:
+            where = "executors: stateless, the union of its sides' changes"
         elif isinstance(node, Aggregate) and not node.whole:
             where = "executors: transformWithState by its key, the key's aggregates in the state store"
+        elif isinstance(node, KEYED):
+            where = "executors: transformWithState by its key, the key's rows of each input in the state store"
         elif isinstance(node, Aggregate):
             where = "driver: a global aggregate's one row over no rows is not kept on the executors yet"
+        elif isinstance(node, (Recursive, RecursiveReference)):
+            where = "driver: a loop's rounds are versions of a partial order that a micro-batch cannot hold"
         else:
-            where = "driver: not on the executors yet"
+            where = "driver: a row that no table holds is not kept on the executors yet"
         found.append((node, where))
     return found
 
@@ -86,7 +105,8 @@ def lowered(query: SqlQuery, source: DataFrame) -> DataFrame:
         PlacementError: a step of the plan cannot run on the executors yet.
     """
     check_placement(query)
-    top = _Lowering(query, source).lower(query.plan)
+    lowering = _Lowering(query, source)
+    top = lowering.lower(lowering.plan)
     return top.frame.mapInArrow(Output(query.recipe, top.steps), OUTPUT)
 
 
@@ -95,7 +115,8 @@ class _Lowering:
 
     def __init__(self, query: SqlQuery, source: DataFrame) -> None:
         self.query, self.source = query, source
-        self.places = {id(node): place for place, node in enumerate(nodes(query.plan))}
+        self.plan = executors_plan(query.plan)
+        self.places = {id(node): place for place, node in enumerate(nodes(self.plan))}
 
     def lower(self, node: Plan) -> Lowered:
         lower = next(lower for kind, lower in LOWERINGS.items() if isinstance(node, kind))  # check_placement's
@@ -122,8 +143,25 @@ class _Lowering:
                                                            "None")
         return Lowered(grouped)
 
+    def _keyed(self, node: Plan) -> Lowered:
+        if isinstance(node, SetOperation) and node.kind == "UNION" and node.keep_all:
+            return self._union_all(node)
+        place = self.places[id(node)]
+        tagged = [below.frame.mapInArrow(KeyedBy(self.query.recipe, below.steps, place, side), TAGGED)
+                  for side, below in enumerate(self.lower(child) for child in node.inputs())]
+        keyed = functools.reduce(lambda one, other: one.union(other), tagged)
+        return Lowered(keyed.groupBy(KEY).transformWithState(KeyedStep(self.query.recipe, place), CHANGES, "Append",
+                                                             "None"))
+
+    def _union_all(self, node: SetOperation) -> Lowered:
+        sides = [self.lower(child) for child in node.inputs()]
+        frames = [below.frame.mapInArrow(Through(self.query.recipe, below.steps), CHANGES) if below.steps
+                  else below.frame for below in sides]
+        return Lowered(frames[0].union(frames[1]))
+
 
 LOWERINGS: dict[type | tuple[type, ...], Callable[[_Lowering, Any], Lowered]] = {
     Scan: _Lowering._scan, STATELESS: _Lowering._stateless, Aggregate: _Lowering._aggregate,
+    KEYED: _Lowering._keyed,
 }
 """The one function that lowers each kind of node onto Structured Streaming."""

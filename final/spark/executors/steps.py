@@ -15,13 +15,30 @@ implementation of a step.
 - ``GroupBy`` (``transformWithState``, one call per key and micro-batch):
   the key's aggregates in Spark's state store, a micro-batch's changes
   taken version by version, in version order, the key's output changes out.
+- ``KeyedBy`` (``mapInArrow``) and ``KeyedStep`` (``transformWithState``):
+  every other keyed step (a join, DISTINCT, a set operation, a top-k, a
+  window, a scalar subquery's one row). Each input's changes are keyed
+  (``shuffle_keys``: a join's by its key, DISTINCT and set operations by
+  the whole row, a top-k and a window by their partition), and a key's
+  state is its rows of each input; a version's output change is the step
+  over the key's inputs after it minus before it, the step built by
+  ``sql.lower`` over ``at_once`` streams (an inner join, which is
+  bilinear, as 003's ``dA x B + A' x dB`` instead).
+- ``Through`` (``mapInArrow``): changes through stateless steps and on as
+  changes: the sides of a UNION ALL, which keeps no state.
 - ``Output`` (``mapInArrow``): changes through the last stateless steps,
   named by their query, so that a data set's queries make one stream.
+
+A three-input delta join (``MultiJoin``: 003's ``join_many``) looks each
+change up in the other inputs by several keys at once, which no one
+shuffle can place; on the executors it is the chain of binary joins it was
+made from (``binary_joins``), each keyed by its own key.
 """
 
 from __future__ import annotations
 
 import io
+import operator
 import pickle
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -30,16 +47,39 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Row
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
+from ...collection import Collection
 from ...operators.aggregate import Aggregates
 from ...operators.reduce import NOTHING
-from ..sql.logical import Aggregate, Filter, Plan, Project, Rename, Sort, nodes
-from ..sql.lower import compiled, grouping
+from ..sql.expressions import conjunction
+from ..sql.logical import (
+    Aggregate,
+    AtMostOne,
+    Distinct,
+    Filter,
+    Join,
+    MultiJoin,
+    Plan,
+    Project,
+    RecursiveReference,
+    Rename,
+    SetOperation,
+    Sort,
+    TopK,
+    Window,
+    nodes,
+    transform,
+)
+from ..sql.lower import Env, compiled, grouping, join_keys, lower
+from ..sql.scalar import Call, Ref
+from ..sql.types import BOOLEAN
+from . import at_once
 from .changes import (
     MULTIPLICITY,
     PACK,
     PICKLE,
     QUERY,
     ROW,
+    SIDE,
     VERSION,
     change_batch,
     changes_of,
@@ -47,6 +87,7 @@ from .changes import (
     key_columns,
     key_value,
     packed,
+    shuffle_key,
     unpacked,
 )
 
@@ -72,8 +113,31 @@ def plan_nodes(recipe: Recipe) -> list[Plan]:
     if found is None:
         from ..sql import compile_sql
 
-        found = _compiled[name, text] = nodes(compile_sql(text, tables, name).plan)
+        found = _compiled[name, text] = nodes(executors_plan(compile_sql(text, tables, name).plan))
     return found
+
+
+def executors_plan(plan: Plan) -> Plan:
+    """``plan`` as the executors run it: each delta join the chain of binary joins it was made from
+    (``binary_joins``). The driver and every worker lower this same plan, and find a step by its place in it."""
+    return transform(plan, lambda node: binary_joins(node) if isinstance(node, MultiJoin) else None)
+
+
+def binary_joins(node: MultiJoin) -> Plan:
+    """A delta join as inner joins, left-deep: its first input, joined with each next input that an equality
+    connects to those before (lowest number first) on those equalities; then its columns in its own order."""
+    joined: Plan = node.members[0]
+    order = [0]
+    while len(order) < len(node.members):
+        equal = [(i, a, j, b) for i, a, j, b in node.equalities if (i in order) != (j in order)]
+        member = min(j if i in order else i for i, _, j, _ in equal)
+        parts = [Call("=", (a, b) if i in order else (b, a), BOOLEAN, operator.eq)
+                 for i, a, j, b in equal if member in (i, j)]
+        joined = Join(joined, node.members[member], "INNER", conjunction(parts), node.clause)
+        order.append(member)
+    if order == sorted(order):
+        return joined
+    return Project(joined, [Ref(f) for f in node.fields], node.fields, node.clause)
 
 
 def step(recipe: Recipe, index: int, kind: type) -> Any:
@@ -218,6 +282,180 @@ class GroupBy(StatefulProcessor):
 
     def close(self) -> None:
         """Nothing held outside the state store."""
+
+
+KEYED = (Join, Distinct, SetOperation, TopK, Window, AtMostOne)
+"""The steps kept per key by ``KeyedStep`` (a UNION ALL among the set operations keeps nothing: ``Through``)."""
+
+
+def shuffle_keys(node: Plan) -> list[Callable[[tuple], Any]]:
+    """A keyed step's key of a row of each of its inputs: rows of different keys never meet in the step, so each
+    key's output is the step over that key's rows alone."""
+    if isinstance(node, Join):  # a NOT IN's groups are its correlation: these keys too
+        keys = join_keys(node.condition, node.left.fields, node.right.fields)
+        return [keys.left, keys.right]
+    if isinstance(node, (TopK, Window)):
+        parts = [compiled(scalar, node.child.fields) for scalar in node.partition]
+        return [lambda row: tuple([part(row) for part in parts])]
+    if isinstance(node, AtMostOne):
+        return [_nothing]
+    return [_itself] * len(node.inputs())  # DISTINCT and set operations: the whole row
+
+
+def _nothing(row: tuple) -> tuple:
+    return ()
+
+
+def _itself(row: tuple) -> tuple:
+    return row
+
+
+class KeyedBy:
+    """``mapInArrow``: each change of input ``side`` of the keyed step at ``index`` through the stateless
+    ``steps``, then packed with the other changes of its key (``shuffle_keys``, as ``changes.shuffle_key``
+    bytes) and version in its batch: a row per key and version, in ``lowering.TAGGED``'s columns."""
+
+    def __init__(self, recipe: Recipe, steps: Sequence[int], index: int, side: int) -> None:
+        self.recipe, self.steps, self.index, self.side = recipe, tuple(steps), index, side
+
+    def __call__(self, batches: Iterator[pyarrow.RecordBatch]) -> Iterator[pyarrow.RecordBatch]:
+        import pyarrow
+
+        key = shuffle_keys(step(self.recipe, self.index, KEYED))[self.side]
+        through = chain(self.recipe, self.steps)
+        for batch in batches:
+            groups: dict[tuple[bytes, int], list[tuple[tuple, int]]] = defaultdict(list)
+            for version, multiplicity, row in changes_of(batch):
+                row = through(row)
+                if row is not None:
+                    groups[shuffle_key(key(row)), version].append((row, multiplicity))
+            yield pyarrow.RecordBatch.from_arrays(
+                [pyarrow.array([found for found, _ in groups], pyarrow.binary()),
+                 pyarrow.array([self.side] * len(groups), pyarrow.int32()),
+                 pyarrow.array([version for _, version in groups], pyarrow.int64()),
+                 pyarrow.array([packed(changes) for changes in groups.values()], pyarrow.binary())],
+                names=[KEY, SIDE, VERSION, PACK])
+
+
+KEY = "_key"
+"""The column a keyed step's shuffle groups by (``changes.shuffle_key``)."""
+
+
+class KeyedStep(StatefulProcessor):
+    """``transformWithState`` of the keyed step at ``index``: a key's rows of each input in the state store, and
+    the key's output changes out.
+
+    The step is built once per worker by ``sql.lower`` over ``at_once``
+    streams standing for its inputs (``evaluate``); a key's output at a
+    version is that step run over the key's rows at the version, and its
+    change is the output after the version's changes minus the one before. An
+    inner join is bilinear, so its change is ``dA x B + A' x dB`` (003): the
+    step run over the changes of one side and the other side's rows, never
+    over every pair. A micro-batch's changes of the key come in no order,
+    packed by side and version (``KeyedBy``); they are taken a version at a
+    time, in version order.
+
+    Invariant: the state of a key is ``(v, [{row: multiplicity}, ...])``, its rows of each input as of ``v``, the
+    last version it had changes at in the micro-batches Spark committed, no zero kept; absent for a key with
+    no row left.
+    """
+
+    def __init__(self, recipe: Recipe, index: int) -> None:
+        self.recipe, self.index = recipe, index
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        node = step(self.recipe, self.index, KEYED)
+        self.sides = len(node.inputs())
+        self.bilinear = isinstance(node, Join) and node.kind == "INNER" and node.null_aware is None
+        builder = at_once.AtOnceBuilder()
+        names = [f"input {side}" for side in range(self.sides)]
+        standing = node.with_inputs([RecursiveReference(name, child.fields, child.clause)
+                                     for name, child in zip(names, node.inputs(), strict=True)])
+        self.step = lower(standing, Env({}, builder, {name: builder.input(side) for side, name in enumerate(names)}))
+        self.state = handle.getValueState("rows", "rows BINARY")
+
+    def evaluate(self, inputs: Sequence[Collection]) -> Collection:
+        """The step's output over one key's ``inputs``."""
+        return at_once.run(self.step, inputs)
+
+    def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
+        versions: dict[int, list[list[tuple[tuple, int]]]] = {}
+        for row in rows:
+            versions.setdefault(row[VERSION], [[] for _ in range(self.sides)])[row[SIDE]] += unpacked(row[PACK])
+        held = self.state.get()
+        last, inputs = pickle.loads(held[0]) if held is not None else (-1, [{} for _ in range(self.sides)])
+        if min(versions) < last:
+            raise StepError(f"query {self.recipe[0]}: the step at {self.index} got changes at version "
+                            f"{min(versions)} for a key whose changes at version {last} it had applied; a key's "
+                            f"changes must come in version order (a micro-batch's, in one call)")
+        out: dict[tuple[int, tuple], int] = defaultdict(int)
+        before = None
+        for version in sorted(versions):
+            changes = versions[version]
+            if self.bilinear:
+                made = self._bilinear(inputs, changes)
+            else:
+                if before is None:
+                    before = self.evaluate(_collections(inputs))
+                for rows_of, changed in zip(inputs, changes, strict=True):
+                    _apply(rows_of, changed)
+                after = self.evaluate(_collections(inputs))
+                made = after.concat(before.negate())
+                before = after
+            for row, multiplicity in made:
+                out[version, row] += multiplicity
+        if any(inputs):
+            self.state.update((pickle.dumps((max(versions), inputs), PICKLE),))
+        else:
+            self.state.clear()
+        for (version, made_row), multiplicity in out.items():
+            if multiplicity:
+                yield Row(**{VERSION: version, MULTIPLICITY: multiplicity, ROW: encoded(made_row)})
+
+    def _bilinear(self, inputs: list[dict], changes: list[list[tuple[tuple, int]]]) -> Collection:
+        left, right = inputs
+        left_changes, right_changes = changes
+        made = self.evaluate([Collection.trusted(left_changes), _collection(right)]) if left_changes else None
+        _apply(left, left_changes)
+        if right_changes:
+            also = self.evaluate([_collection(left), Collection.trusted(right_changes)])
+            made = also if made is None else made.concat(also)
+        _apply(right, right_changes)
+        return made if made is not None else Collection.trusted([])
+
+    def close(self) -> None:
+        """Nothing held outside the state store."""
+
+
+def _collection(rows: dict[tuple, int]) -> Collection:
+    return Collection.trusted(list(rows.items()))
+
+
+def _collections(inputs: list[dict]) -> list[Collection]:
+    return [_collection(rows) for rows in inputs]
+
+
+def _apply(rows: dict[tuple, int], changes: list[tuple[tuple, int]]) -> None:
+    """``changes`` added to ``rows``, a row whose multiplicity reaches zero dropped."""
+    for row, multiplicity in changes:
+        total = rows.get(row, 0) + multiplicity
+        if total:
+            rows[row] = total
+        else:
+            del rows[row]
+
+
+class Through:
+    """``mapInArrow``: each change through the stateless ``steps``, on as a change (``changes.CHANGES``)."""
+
+    def __init__(self, recipe: Recipe, steps: Sequence[int]) -> None:
+        self.recipe, self.steps = recipe, tuple(steps)
+
+    def __call__(self, batches: Iterator[pyarrow.RecordBatch]) -> Iterator[pyarrow.RecordBatch]:
+        through = chain(self.recipe, self.steps)
+        for batch in batches:
+            yield change_batch([(version, multiplicity, made) for version, multiplicity, row in changes_of(batch)
+                                if (made := through(row)) is not None])
 
 
 class Output:
