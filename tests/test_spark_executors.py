@@ -167,10 +167,12 @@ ENRICHMENT_SQL = {
     "unknown_users": "SELECT fact_id FROM facts WHERE user_id NOT IN (SELECT id FROM users WHERE name <> 'a')",
     "fact_counts": "SELECT u.id, (SELECT COUNT(*) FROM facts f WHERE f.user_id = u.id) AS n FROM users u",
     "every_id": "SELECT user_id FROM facts UNION ALL SELECT id FROM users",
+    "none_large": "SELECT COUNT(*) AS n, MAX(amount) AS top FROM facts WHERE amount > 10000",
 }
 """Queries over 003's tables with every keyed step the executors keep besides GROUP BY: joins of each kind (the
 built-in enriched_facts: LEFT; a three-input delta join as binary joins; a join into a GROUP BY), DISTINCT,
-EXCEPT, a top-k, a window, NOT IN, a scalar subquery (a LEFT join with COUNT's 0), UNION ALL."""
+EXCEPT, a top-k, a window, NOT IN, a scalar subquery (a LEFT join with COUNT's 0), UNION ALL, and a global
+aggregate that no row ever reaches (its row over no rows, from version 0 on)."""
 
 
 def test_joins_distinct_set_operations_top_k_and_windows_on_the_executors_equal_spark_sql(

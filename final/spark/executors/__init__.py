@@ -16,12 +16,15 @@ holds no table's rows: a task reads each commit's change feed, a data
 set's queries are one stream, and each query's output is a Delta table of
 change rows, a micro-batch's written once (``run``).
 
-What runs where today: a scan, filters and projections, and GROUP BY with
-COUNT, COUNT(DISTINCT), SUM, AVG, MIN, MAX, STDDEV and the rest of
-``final/``'s aggregates; every other step (joins, DISTINCT, set
-operations, top-k, windows, a global aggregate, WITH RECURSIVE) is refused
-before anything starts (``lowering.check_placement``), and stays with the
-driver's follow. ``python -m final.spark.executors`` runs it.
+What runs where: a scan, filters and projections; GROUP BY and global
+aggregates with every aggregate of ``final/``; joins of every kind (a
+delta join as the binary joins it was made from), DISTINCT, set
+operations, top-k, windows and a scalar subquery's one row, each keyed by
+its own key (``steps.KeyedStep``, the step built by ``sql.lower`` itself
+over ``at_once`` streams). ``WITH RECURSIVE`` is refused before anything
+starts (``lowering.check_placement``) and stays with the driver's follow:
+a loop's rounds are versions of a partial order that a micro-batch cannot
+express. ``python -m final.spark.executors`` runs it.
 
 Found feasible in PySpark 4.3 (``local[2]``, RocksDB provider, changelog
 checkpointing on):
@@ -48,22 +51,15 @@ checkpointing on):
   its rows of a micro-batch in no order, so it sorts them by version and
   applies them a version at a time, emitting each version's changes.
 
-The design of the rest of item 1 (not built): every keyed step is one
-``transformWithState`` whose state is the key's part of ``final/``'s
-arrangement. An equi-join keys both sides by the join key (a ``union`` of
-the two sides' changes, tagged by side, so one operator sees both): state
-is each side's rows and multiplicities per key (a ``MapState`` keyed by
-row, so a change touches only its rows), and a version's output is 003's
-delta of the join, ``dA x B + A' x dB``, from ``final/``'s join code on
-the key's two collections; LEFT/RIGHT/FULL keep, per key, whether the other
-side is empty. DISTINCT, set operations (``threshold``) and semijoin or
-antijoin are keyed by the whole row (or the join key) with a multiplicity
-per row (``ThresholdInPlace``'s per-record rule); top-k by its partition
-(``top_k``'s per-key window); MIN/MAX over large groups would keep the
-``Hierarchy``'s buckets as map entries rather than one value per key.
-Chained operators exchange change rows through Spark's shuffle, each with
-its own key. ``WITH RECURSIVE`` stays on the driver: a loop's rounds are
-versions of a partial order that a micro-batch cannot express.
+How a keyed step keeps a key: its state is the key's rows of each input
+(a ``ValueState`` of them, pickled), and a version's output change is
+the step over the key's rows after the version minus before it, which is
+000's definition of a difference collection's operator; an inner join is
+bilinear, so it takes 003's ``dA x B + A' x dB`` and never pairs rows that
+did not change. A step's cost per changed key is thus the key's rows: a
+large group (a global top-k, a cross join, a NULL join key's rows) is one
+task's work. Chained steps exchange change rows through Spark's shuffle,
+each with its own key.
 """
 
 from .changes import ChangeStream

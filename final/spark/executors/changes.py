@@ -61,6 +61,11 @@ OUTPUT = f"{QUERY} STRING, {CHANGES}"
 SOURCE = f"{TABLE} STRING, {CHANGES}"
 """The source's columns: a change stream of every table of the data set, each change naming its table."""
 
+START = ""
+"""The table named by the one row the source adds to the data set's version 0 (multiplicity 0, no record): a
+global aggregate's row over no rows exists from the first version on, whether or not a row ever reaches it, and
+this row is what calls its state processor then (``lowering``)."""
+
 PICKLE = pickle.HIGHEST_PROTOCOL
 
 
@@ -246,6 +251,10 @@ class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         commit = sources.Commit(partition.table, partition.number, partition.timestamp)
         floats = float_positions(TABLES[partition.table].columns)
+        if partition.version == 0:
+            start = change_batch([(0, 0, ())])
+            yield pyarrow.RecordBatch.from_arrays([pyarrow.array([START], pyarrow.string()), *start.columns],
+                                                  names=[TABLE, *start.schema.names])
         for log in sources.read_commit_logs(partition.folder, commit):
             changes = [(partition.version, change.multiplicity, sql_row(change.record, floats))
                        for change in log.changes()]

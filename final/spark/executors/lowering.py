@@ -33,8 +33,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..sql.logical import Aggregate, Plan, Recursive, RecursiveReference, Scan, SetOperation, nodes
-from .changes import CHANGES, MULTIPLICITY, OUTPUT, PACK, PACKED, ROW, SIDE, TABLE, VERSION, key_type
-from .steps import KEY, KEYED, STATELESS, GroupBy, Keyed, KeyedBy, KeyedStep, Output, Through, executors_plan, key_names
+from .changes import CHANGES, MULTIPLICITY, OUTPUT, PACK, PACKED, ROW, SIDE, START, TABLE, VERSION, key_type, packed
+from .steps import (
+    KEY,
+    KEYED,
+    STATELESS,
+    GroupBy,
+    Keyed,
+    KeyedBy,
+    KeyedStep,
+    Output,
+    Through,
+    executors_plan,
+    key_names,
+    key_types,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -73,10 +86,10 @@ def placement(query: SqlQuery) -> list[tuple[Plan, str]]:
             where = "executors: stateless, the union of its sides' changes"
         elif isinstance(node, Aggregate) and not node.whole:
             where = "executors: transformWithState by its key, the key's aggregates in the state store"
+        elif isinstance(node, Aggregate):
+            where = "executors: transformWithState of its one group, its aggregates in the state store"
         elif isinstance(node, KEYED):
             where = "executors: transformWithState by its key, the key's rows of each input in the state store"
-        elif isinstance(node, Aggregate):
-            where = "driver: a global aggregate's one row over no rows is not kept on the executors yet"
         elif isinstance(node, (Recursive, RecursiveReference)):
             where = "driver: a loop's rounds are versions of a partial order that a micro-batch cannot hold"
         else:
@@ -133,12 +146,18 @@ class _Lowering:
         return Lowered(below.frame, (*below.steps, self.places[id(node)]))
 
     def _aggregate(self, node: Aggregate) -> Lowered:
+        from pyspark.sql.functions import col, lit
+
         below = self.lower(node.child)
         place = self.places[id(node)]
-        names = key_names(len(node.keys))
-        schema = ", ".join([*(f"{name} {key_type(str(key.type))}" for name, key in zip(names, node.keys, strict=True)),
-                            PACKED])
+        types = key_types(node)
+        names = key_names(len(types))
+        schema = ", ".join([*(f"{name} {key_type(kind)}" for name, kind in zip(names, types, strict=True)), PACKED])
         keyed = below.frame.mapInArrow(Keyed(self.query.recipe, below.steps, place), schema)
+        if node.whole:  # its row over no rows from version 0 on: the source's start row calls it then
+            start = self.source.filter(col(TABLE) == START).select(
+                lit(0).alias(names[0]), col(VERSION), lit(packed([])).alias(PACK))
+            keyed = keyed.union(start)
         grouped = keyed.groupBy(*names).transformWithState(GroupBy(self.query.recipe, place), CHANGES, "Append",
                                                            "None")
         return Lowered(grouped)

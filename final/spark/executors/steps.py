@@ -187,6 +187,15 @@ def key_names(count: int) -> list[str]:
     return [f"_key{position}" for position in range(count)]
 
 
+def key_types(node: Aggregate) -> list[str]:
+    """The Spark SQL types of a GROUP BY's key columns; a global aggregate's one group is keyed by an INT 0."""
+    return [str(key.type) for key in node.keys] or ["int"]
+
+
+def _zero(row: tuple) -> int:
+    return 0
+
+
 class Keyed:
     """``mapInArrow``: each change through the stateless ``steps``, then packed with the other changes of its key
     (of the keyed step at ``index``) and version in its batch: a row per key and version, the key's typed columns
@@ -200,8 +209,8 @@ class Keyed:
 
         node = step(self.recipe, self.index, Aggregate)
         through = chain(self.recipe, self.steps)
-        keys = [compiled(key, node.child.fields) for key in node.keys]
-        types = [str(key.type) for key in node.keys]
+        keys = [compiled(key, node.child.fields) for key in node.keys] or [_zero]
+        types = key_types(node)
         names = [*key_names(len(keys)), VERSION, PACK]
         for batch in batches:
             groups: dict[tuple, list[tuple[tuple, int]]] = defaultdict(list)
@@ -229,15 +238,22 @@ class GroupBy(StatefulProcessor):
     the ``NOTHING`` marker) are pickled by name, so they are the same
     objects once read back.
 
+    A global aggregate (``whole``) has one key and its row over no rows
+    (``Grouping.empty``) whenever it has no group: from version 0 on, where
+    the source's start row (``changes.START``) calls it even if no row ever
+    does.
+
     Invariant: the state of a key is ``(v, {final key: _Group})``, its groups as of ``v``, the last version it
-    had changes at in the micro-batches Spark committed; absent for a key with nothing left.
+    had changes at in the micro-batches Spark committed; absent for a key with nothing left (a global
+    aggregate's is kept: ``v`` says its empty row has been given).
     """
 
     def __init__(self, recipe: Recipe, index: int) -> None:
         self.recipe, self.index = recipe, index
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self.grouping = grouping(step(self.recipe, self.index, Aggregate))
+        node = step(self.recipe, self.index, Aggregate)
+        self.grouping, self.whole = grouping(node), node.whole
         self.aggregates = Aggregates(self.grouping.named)
         self.shared = {id(self.aggregates.reduction): "reduction", id(NOTHING): "nothing"}
         self.objects = {"reduction": self.aggregates.reduction, "nothing": NOTHING}
@@ -256,11 +272,16 @@ class GroupBy(StatefulProcessor):
         make_row, key_of, apply = self.grouping.row, self.grouping.key, self.aggregates.apply
         out: dict[tuple[int, tuple], int] = {}
         for version in sorted(versions):
+            shown = self.whole and last >= 0 and not groups  # the row over no rows, given before this version
             for pair, multiplicity in apply(groups, key_of, [versions[version]]):
                 made = (version, make_row(pair))
                 out[made] = out.get(made, 0) + multiplicity
-        if groups:
-            self.state.update((self._dump((max(versions), groups)),))
+            if self.whole and shown != (not groups):
+                made = (version, self.grouping.empty())
+                out[made] = out.get(made, 0) + (-1 if shown else 1)
+            last = version
+        if groups or self.whole:
+            self.state.update((self._dump((last, groups)),))
         else:
             self.state.clear()
         for (version, made), multiplicity in out.items():

@@ -374,6 +374,11 @@ class Grouping:
     finishes: list[Callable[[dict], Any]]
     row: Callable[[tuple], tuple]
 
+    def empty(self) -> tuple:
+        """The one row of a global aggregate over no rows, as SQL has it: COUNT 0, every other aggregate NULL."""
+        nothing = {name: 0 if kind in ("count", "count_distinct") else None for name, (kind, _) in self.named.items()}
+        return tuple(finish(nothing) for finish in self.finishes)
+
 
 def grouping(plan: Aggregate) -> Grouping:
     """``plan``'s GROUP BY as functions of its input rows (``Grouping``)."""
@@ -410,8 +415,7 @@ def _aggregate(plan: Aggregate, env: Env) -> Any:
     grouped = rows.aggregate(parts.key, parts.named).map(parts.row)
     if not plan.whole:
         return grouped
-    empty = {name: 0 if kind in ("count", "count_distinct") else None for name, (kind, _) in parts.named.items()}
-    default = tuple(finish(empty) for finish in parts.finishes)
+    default = parts.empty()
     present = grouped.map(lambda found: ((), ())).distinct().map(_present)
     absent = env.builder.constant([((), ())]).antijoin(present)
     return grouped.concat(absent.map(lambda pair: default))
