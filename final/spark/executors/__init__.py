@@ -21,7 +21,8 @@ COUNT, COUNT(DISTINCT), SUM, AVG, MIN, MAX, STDDEV and the rest of
 ``final/``'s aggregates; every other step (joins, DISTINCT, set
 operations, top-k, windows, a global aggregate, WITH RECURSIVE) is refused
 before anything starts (``lowering.check_placement``), and stays with the
-driver's follow. ``python -m final.spark.executors`` runs it.
+driver's follow. ``python -m final.spark follow --state executors`` runs it
+(``run.follow_on_executors``), and ``explain`` says where each step runs.
 
 Found feasible in PySpark 4.3 (``local[2]``, RocksDB provider, changelog
 checkpointing on):
@@ -68,7 +69,7 @@ versions of a partial order that a micro-batch cannot express.
 
 from .changes import ChangeStream
 from .lowering import PlacementError, check_placement, lowered, placement
-from .run import DeltaSink, follow_on_executors, start
+from .run import WORKERS, DeltaSink, follow_on_executors, start
 
-__all__ = ["ChangeStream", "DeltaSink", "PlacementError", "check_placement", "follow_on_executors", "lowered",
-           "placement", "start"]
+__all__ = ["WORKERS", "ChangeStream", "DeltaSink", "PlacementError", "check_placement", "follow_on_executors",
+           "lowered", "placement", "start"]

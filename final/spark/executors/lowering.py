@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..sql.logical import Aggregate, Plan, Scan, nodes
+from ..sql.logical import Aggregate, Plan, Recursive, RecursiveReference, Scan, nodes
 from .changes import CHANGES, MULTIPLICITY, OUTPUT, PACKED, ROW, TABLE, VERSION, key_type
 from .steps import STATELESS, GroupBy, Keyed, Output, key_names
 
@@ -72,10 +72,16 @@ def check_placement(query: SqlQuery) -> None:
     Raises:
         PlacementError: the first such step, named with its clause.
     """
-    for node, where in placement(query):
+    steps = placement(query)
+    for node, _ in steps:
+        if isinstance(node, (Recursive, RecursiveReference)):
+            raise PlacementError(f"query {query.name}: {node.describe()} [{node.clause}] stays on the driver: a "
+                                 f"loop's rounds are versions a micro-batch cannot hold; follow this query with "
+                                 f"--state driver")
+    for node, where in steps:
         if where.startswith("driver"):
             raise PlacementError(f"query {query.name}: {node.describe()} [{node.clause}] does not run on the "
-                                 f"executors yet; follow this query with the driver's follow")
+                                 f"executors yet; follow this query with --state driver")
 
 
 def lowered(query: SqlQuery, source: DataFrame) -> DataFrame:
