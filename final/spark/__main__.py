@@ -445,11 +445,13 @@ def _queries(paths: list[str]) -> list:
 
 
 def _explain(arguments: argparse.Namespace) -> int:
-    """``explain``: each query's plan on stdout, and its dataflow drawn to ``--out`` (``.dot``; ``.svg`` when
-    graphviz's ``dot`` is installed)."""
+    """``explain``: each query's plan on stdout, each step with where it runs when the follow keeps its state on
+    the executors (``executors.placement``), also written to ``--out`` as ``<name>.txt``; and its dataflow
+    drawn there (``.dot``; ``.svg`` when graphviz's ``dot`` is installed)."""
     import shutil
 
     from .. import viz
+    from .executors import placement
     from .incremental import IncrementalQuery
     from .sql import explain, load
     from .tables_and_queries import CATALOG
@@ -457,9 +459,12 @@ def _explain(arguments: argparse.Namespace) -> int:
     os.makedirs(arguments.out, exist_ok=True)
     for path in arguments.sql:
         query = load(path, CATALOG)
-        print(explain(query))
+        text = explain(query, {id(node): where for node, where in placement(query)})
+        print(text)
         graph = IncrementalQuery(query).graph
         base = os.path.join(arguments.out, query.name)
+        with open(f"{base}.txt", "w") as plan:
+            plan.write(text + "\n")
         with open(f"{base}.dot", "w") as dot:
             dot.write(viz.to_dot(graph))
         drawn = [f"{base}.dot"]
@@ -467,7 +472,7 @@ def _explain(arguments: argparse.Namespace) -> int:
             with open(f"{base}.svg", "wb") as svg:
                 svg.write(viz.render(graph, "svg"))
             drawn.append(f"{base}.svg")
-        print(f"dataflow: {' and '.join(drawn)}\n")
+        print(f"plan: {base}.txt; dataflow: {' and '.join(drawn)}\n")
     return 0
 
 
