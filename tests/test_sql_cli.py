@@ -291,6 +291,29 @@ def trips_and_graph(folder: Path) -> Path:
 
 
 @pytest.mark.slow
+def test_follow_on_the_executors_keeps_queries_over_a_bound_table_with_a_checkpoint_of_its_own(
+        spark, rides, tmp_path, capsys) -> None:
+    """``follow --state executors`` over a table bound with ``--table``, its checkpoint where ``--checkpoint``
+    says: a GROUP BY, and a query without a key whose result holds a row twice, one copy of which is
+    retracted (a fare corrected above the cut): its output table is merged on whole rows, and keeps the copy
+    that stays. ``verify`` and ``status`` read it as they read the driver's follow."""
+    by_city = write(tmp_path, "rides_by_city.sql", RIDES_BY_CITY)
+    cheap = write(tmp_path, "cheap.sql", "SELECT city FROM rides WHERE fare < 13")
+    out, checkpoint = tmp_path / "feed", tmp_path / "elsewhere"
+    given = ["--table", f"rides={rides}", "--sql", by_city, cheap, "--out", str(out), "--checkpoint", str(checkpoint)]
+    assert main(["follow", "--state", "executors", *given, "--available-now"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"followed: tables through version 2; output tables in {out}"
+    assert (checkpoint / "tables" / "spark" / "offsets").is_dir() and not (out / "_checkpoint").exists()
+    from deltalake import DeltaTable
+
+    assert [row["city"] for row in DeltaTable(str(out / "cheap")).to_pyarrow_table().to_pylist()] == ["Lyon"]
+    assert main(["verify", *given]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "6 versions checked, 0 differences"
+    assert main(["status", *given]) == 0
+    assert capsys.readouterr().out.strip().endswith("(caught up); state on the executors")
+
+
+@pytest.mark.slow
 def test_follow_sql_keeps_only_the_given_queries_and_skips_the_data_sets_they_do_not_read(
         spark, tmp_path, capsys) -> None:
     logs, out = trips_and_graph(tmp_path / "logs"), tmp_path / "feed"

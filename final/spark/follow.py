@@ -52,7 +52,10 @@ records each query's name and the hash of its SQL text, the columns it reads
 of each table with their types (``reads_of``), and each table's columns as
 the follow holds them: outputs and checkpoint belong to those, so a restart
 with other queries, another text under a query's name, or queries that read
-other columns is refused; a column no query reads is no reason to.
+other columns is refused; a column no query reads is no reason to. It also
+records where the follow keeps its state (``STATES``: here, in the driver;
+or on Spark's executors, ``executors.run``, which keeps the same record), and
+a restart that would keep it the other way is refused (``check_state``).
 
 **Schema changes.** A follow holds the columns its tables had when it
 started (``held_tables``; a ``--table`` is bound with them at a restart,
