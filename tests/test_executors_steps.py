@@ -48,7 +48,7 @@ from final.spark.executors.steps import (
 from final.spark.fuzz.queries import generate
 from final.spark.incremental import IncrementalQuery
 from final.spark.sql import SqlError, compile_sql
-from final.spark.sql.logical import Aggregate, Plan, Scan, SetOperation, nodes
+from final.spark.sql.logical import Aggregate, One, Plan, Scan, SetOperation, nodes
 from final.spark.sqlfloat import float_positions, sql_row
 
 CASES = 400
@@ -99,6 +99,8 @@ class SparklessExecutors:
         self.kinds[type(node).__name__] += 1
         if isinstance(node, Scan):
             return [change for table, change in source if table == node.table], ()
+        if isinstance(node, One):
+            return [(version, 1, ()) for table, (version, _, _) in source if table == START], ()
         if isinstance(node, STATELESS):
             changes, steps = self._lower(node.inputs()[0], source)
             return changes, (*steps, place)

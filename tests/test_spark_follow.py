@@ -380,7 +380,7 @@ def test_available_now_applies_every_commit_there_when_it_starts_after_a_kill(tm
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert "followed: trips through version 3" in finished.stdout
     assert [str(found) for found in lag(str(logs), str(out))] == [
-        "trips: 4 of 4 commits bound, applied through version 3 of 3 (caught up)"]
+        "trips: 4 of 4 commits bound, applied through version 3 of 3 (caught up); state on the driver"]
 
 
 def test_a_restart_after_vacuum_says_so_in_one_line_and_exits_2(tmp_path) -> None:

@@ -166,6 +166,39 @@ def test_a_bad_table_exits_2_with_one_line(tmp_path, capsys) -> None:
     assert BOUND not in DATASETS and "t" not in TABLES  # nothing stays bound after a command
 
 
+def test_follow_on_the_executors_refuses_a_step_that_stays_on_the_driver_before_spark_starts(
+        rides, tmp_path, capsys) -> None:
+    """A query with a step that cannot keep its state on the executors (a loop: it stays on the driver by
+    design) is refused with one line naming the query, the step and its clause and saying to follow it with
+    ``--state driver``, before Spark starts (no spark.log) and before the checkpoint records anything."""
+    looped = write(tmp_path, "looped.sql", "WITH RECURSIVE r(id) AS (SELECT ride_id FROM rides UNION "
+                                           "SELECT id + 1 FROM r WHERE id < 5) SELECT id FROM r")
+    out = tmp_path / "out"
+    assert main(["follow", "--state", "executors", "--table", f"rides={rides}", "--sql", looped, "--out", str(out),
+                 "--available-now"]) == 2
+    assert re.match(r"error: query looped: .* stays on the driver: a loop's rounds are versions a micro-batch "
+                    r"cannot hold; follow this query with --state driver", one_error(capsys))
+    assert not (out / "spark.log").exists() and not (out / "_checkpoint" / "tables" / "queries.json").exists()
+
+
+def test_explain_says_where_each_step_runs_with_the_state_on_the_executors(rides, tmp_path, capsys) -> None:
+    """``explain`` prints the lowered plan with, after ``|``, where each step runs when a follow keeps its state
+    on the executors (``executors.placement``), and writes the same text to ``OUT/<name>.txt``."""
+    sql = write(tmp_path, "per_city.sql", "SELECT a.city, COUNT(*) AS n FROM rides a JOIN rides b "
+                                          "ON a.ride_id = b.ride_id WHERE a.fare > 5 GROUP BY a.city")
+    out = tmp_path / "explain"
+    assert main(["explain", "--table", f"rides={rides}", "--sql", sql, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    text = (out / "per_city.txt").read_text()
+    assert printed.startswith(text)
+    lowered = text.split("--state executors):\n")[1].splitlines()
+    where = {line.split("  [")[0].strip().split(" ")[0]: line.split("  | ")[1] for line in lowered}
+    assert where["aggregate"].startswith("executors: transformWithState by its key")
+    assert where["join"].startswith("executors: transformWithState by its key, the key's rows of each input")
+    assert where["scan"].startswith("executors: a task per commit reads its change data feed")
+    assert all("  | executors: " in line or "  | driver: " in line for line in lowered)
+
+
 # With Spark.
 
 
@@ -209,7 +242,8 @@ def test_follow_and_verify_keep_a_query_over_a_bound_table_and_refuse_other_quer
     assert main(["verify", *given]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "3 versions checked, 0 differences"
     assert main(["status", *given]) == 0
-    assert capsys.readouterr().out.strip() == "tables: 3 of 3 commits bound, applied through version 2 of 2 (caught up)"
+    assert capsys.readouterr().out.strip() == ("tables: 3 of 3 commits bound, applied through version 2 of 2 "
+                                                "(caught up); state on the driver")
 
     # Another text under the query's name, another query beside it, the name bound to another table: refused.
     changed = write(tmp_path / "changed", "rides_by_city.sql", RIDES_BY_CITY.replace("SUM(fare)", "MAX(fare)"))
@@ -248,6 +282,29 @@ def trips_and_graph(folder: Path) -> Path:
         write_deltalake(str(folder / "graph" / table), pyarrow.Table.from_pylist(rows, schema=table_schema(table)),
                         configuration=delta.FEED)
     return folder
+
+
+@pytest.mark.slow
+def test_follow_on_the_executors_keeps_queries_over_a_bound_table_with_a_checkpoint_of_its_own(
+        spark, rides, tmp_path, capsys) -> None:
+    """``follow --state executors`` over a table bound with ``--table``, its checkpoint where ``--checkpoint``
+    says: a GROUP BY, and a query without a key whose result holds a row twice, one copy of which is
+    retracted (a fare corrected above the cut): its output table is merged on whole rows, and keeps the copy
+    that stays. ``verify`` and ``status`` read it as they read the driver's follow."""
+    by_city = write(tmp_path, "rides_by_city.sql", RIDES_BY_CITY)
+    cheap = write(tmp_path, "cheap.sql", "SELECT city FROM rides WHERE fare < 13")
+    out, checkpoint = tmp_path / "feed", tmp_path / "elsewhere"
+    given = ["--table", f"rides={rides}", "--sql", by_city, cheap, "--out", str(out), "--checkpoint", str(checkpoint)]
+    assert main(["follow", "--state", "executors", *given, "--available-now"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"followed: tables through version 2; output tables in {out}"
+    assert (checkpoint / "tables" / "spark" / "offsets").is_dir() and not (out / "_checkpoint").exists()
+    from deltalake import DeltaTable
+
+    assert [row["city"] for row in DeltaTable(str(out / "cheap")).to_pyarrow_table().to_pylist()] == ["Lyon"]
+    assert main(["verify", *given]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "6 versions checked, 0 differences"
+    assert main(["status", *given]) == 0
+    assert capsys.readouterr().out.strip().endswith("(caught up); state on the executors")
 
 
 @pytest.mark.slow

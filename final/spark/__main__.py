@@ -8,9 +8,10 @@ and only then. ``generate`` writes a data set's tables as Parquet and its
 history as Delta tables (or, with ``--format parquet``, as Parquet change
 logs), to read back with ``run --tables`` or ``run --logs`` or to follow;
 with ``--append K`` it adds K commits to existing ones, table by table.
-``follow`` keeps every query up to date as commits land (``follow.py``);
-SIGINT or SIGTERM stops it at a micro-batch boundary with exit status 130
-or 143. ``status`` says how far a follow has come, and ``verify`` checks
+``follow`` keeps every query up to date as commits land (``follow.py``),
+its state in this process, or with ``--state executors`` each keyed step's
+state in Spark's state store on the executors (``executors``); SIGINT or
+SIGTERM stops it with exit status 130 or 143. ``status`` says how far a follow has come, and ``verify`` checks
 what it wrote against Spark SQL at every version (exit 1 on a difference).
 ``explain`` prints a SQL query's plan and draws its ``final/`` dataflow.
 ``tpch`` writes TPC-H's tables as Delta tables with its refreshes as
@@ -117,6 +118,10 @@ def parser() -> argparse.ArgumentParser:
     follow.add_argument("--logs", help="the log folder to follow: DIR/<dataset>/<table> (or --table, or both)")
     follow.add_argument("--out", required=True, help="where each query's change feed goes: OUT/<query>/")
     follow.add_argument("--checkpoint", help="where progress is kept across restarts (default OUT/_checkpoint)")
+    follow.add_argument("--state", choices=["driver", "executors"], default="driver",
+                        help="where the queries' state is kept: all of it in this Python process (driver, the "
+                             "default; every query), or each keyed step's per-key state in Spark's state store on "
+                             "the executors (executors; queries whose steps all run there: see explain)")
     when = follow.add_mutually_exclusive_group()
     when.add_argument("--available-now", action="store_true", help="process what is there, then stop")
     when.add_argument("--trigger-seconds", type=float, default=10.0,
@@ -285,20 +290,34 @@ def _dispatch(arguments: argparse.Namespace, conf: dict[str, str], log_file: str
 
 
 def _follow(arguments: argparse.Namespace, conf: dict[str, str], log_file: str, own: list) -> int:
-    """``follow``: the log folder, tables and queries checked first, then followed (until stopped, unless
-    --available-now); a SIGINT or SIGTERM stops it at a micro-batch boundary with one line and exit status 130
-    or 143."""
-    from .follow import FollowStopped, follow
+    """``follow``: the log folder, tables and queries checked first (with --state executors, that every step of
+    every query runs on the executors, and for either state that the checkpoint's follow kept its state the
+    same way), then followed (until stopped, unless --available-now); a SIGINT or SIGTERM stops it with one
+    line and exit status 130 or 143."""
+    from .follow import FollowStopped, check_state, follow
     from .session import spark_session
 
     check_master(settings(arguments.master, conf)[0])
     queries, bound, followed = _followed(arguments, own, following=True)
     validate([each.dataset for each in followed], None, 1, None, arguments.logs,
              {each.dataset: each.folder for each in followed})
-    spark = spark_session(arguments.master, conf, log_file=log_file)
+    checkpoint = arguments.checkpoint or os.path.join(arguments.out, "_checkpoint")
+    for each in followed:
+        check_state(checkpoint, each.dataset, arguments.state)
     try:
-        applied = follow(spark, arguments.logs, arguments.out, arguments.checkpoint, arguments.available_now,
-                         arguments.trigger_seconds, queries=queries, bound=bound)
+        if arguments.state == "executors":
+            from .executors import WORKERS, check_placement, follow_on_executors
+
+            for each in followed:
+                for query in each.queries:
+                    check_placement(query)  # every query is refused before Spark starts, not after some ran
+            spark = spark_session(arguments.master, {**WORKERS, **conf}, log_file=log_file)
+            applied = follow_on_executors(spark, followed, arguments.out, checkpoint, arguments.available_now,
+                                          arguments.trigger_seconds, log=lambda line: print(line, flush=True))
+        else:
+            spark = spark_session(arguments.master, conf, log_file=log_file)
+            applied = follow(spark, arguments.logs, arguments.out, arguments.checkpoint, arguments.available_now,
+                             arguments.trigger_seconds, queries=queries, bound=bound)
     except FollowStopped as stopped:
         print(stopped, flush=True)
         return stopped.status
@@ -426,11 +445,13 @@ def _queries(paths: list[str]) -> list:
 
 
 def _explain(arguments: argparse.Namespace) -> int:
-    """``explain``: each query's plan on stdout, and its dataflow drawn to ``--out`` (``.dot``; ``.svg`` when
-    graphviz's ``dot`` is installed)."""
+    """``explain``: each query's plan on stdout, each step with where it runs when the follow keeps its state on
+    the executors (``executors.placement``), also written to ``--out`` as ``<name>.txt``; and its dataflow
+    drawn there (``.dot``; ``.svg`` when graphviz's ``dot`` is installed)."""
     import shutil
 
     from .. import viz
+    from .executors import placement
     from .incremental import IncrementalQuery
     from .sql import explain, load
     from .tables_and_queries import CATALOG
@@ -438,9 +459,12 @@ def _explain(arguments: argparse.Namespace) -> int:
     os.makedirs(arguments.out, exist_ok=True)
     for path in arguments.sql:
         query = load(path, CATALOG)
-        print(explain(query))
+        text = explain(query, {id(node): where for node, where in placement(query)})
+        print(text)
         graph = IncrementalQuery(query).graph
         base = os.path.join(arguments.out, query.name)
+        with open(f"{base}.txt", "w") as plan:
+            plan.write(text + "\n")
         with open(f"{base}.dot", "w") as dot:
             dot.write(viz.to_dot(graph))
         drawn = [f"{base}.dot"]
@@ -448,7 +472,7 @@ def _explain(arguments: argparse.Namespace) -> int:
             with open(f"{base}.svg", "wb") as svg:
                 svg.write(viz.render(graph, "svg"))
             drawn.append(f"{base}.svg")
-        print(f"dataflow: {' and '.join(drawn)}\n")
+        print(f"plan: {base}.txt; dataflow: {' and '.join(drawn)}\n")
     return 0
 
 

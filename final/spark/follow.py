@@ -52,7 +52,10 @@ records each query's name and the hash of its SQL text, the columns it reads
 of each table with their types (``reads_of``), and each table's columns as
 the follow holds them: outputs and checkpoint belong to those, so a restart
 with other queries, another text under a query's name, or queries that read
-other columns is refused; a column no query reads is no reason to.
+other columns is refused; a column no query reads is no reason to. It also
+records where the follow keeps its state (``STATES``: here, in the driver;
+or on Spark's executors, ``executors.run``, which keeps the same record), and
+a restart that would keep it the other way is refused (``check_state``).
 
 **Schema changes.** A follow holds the columns its tables had when it
 started (``held_tables``; a ``--table`` is bound with them at a restart,
@@ -304,23 +307,57 @@ def over_held(queries: Sequence[Query], tables: Mapping[str, Table]) -> tuple[Qu
     return tuple(found)
 
 
-def check_record(checkpoint: str, followed: Followed, write: bool) -> dict:
+STATES = ("driver", "executors")
+"""Where a follow keeps its queries' state: all of it in the Python driver (``Follower``), or each keyed step's
+per-key state in Spark's state store on the executors (``executors``). A checkpoint records which
+(``queries.json``'s ``state``; a record without one is the driver's), and keeps it."""
+
+
+def recorded_state(checkpoint: str, dataset: str) -> str | None:
+    """Where the follow recorded in ``checkpoint`` keeps ``dataset``'s state (``STATES``), or None if no follow
+    of it started there."""
+    path = os.path.join(checkpoint, dataset, "queries.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as file:
+        return json.load(file).get("state", STATES[0])
+
+
+def check_state(checkpoint: str, dataset: str, state: str) -> None:
+    """Refuse to follow ``dataset`` with its state kept as ``state`` says (``STATES``) over a checkpoint whose
+    follow keeps it the other way: the two write different checkpoints, and one cannot go on from the other's.
+
+    Raises:
+        FollowError: the checkpoint's follow keeps its state elsewhere; the message says how to go on.
+    """
+    found = recorded_state(checkpoint, dataset)
+    if found is not None and found != state:
+        raise FollowError(f"checkpoint {os.path.join(checkpoint, dataset)} belongs to a follow with --state {found}, "
+                          f"and this one has --state {state}: a follow keeps its state one way from its first "
+                          f"start. Go on with --state {found}, or follow with --state {state} into a new --out and "
+                          f"--checkpoint")
+
+
+def check_record(checkpoint: str, followed: Followed, write: bool, state: str | None = None) -> dict:
     """Refuse a follow (or verify) of ``followed`` with a checkpoint made for other queries, or for queries that
     read other columns (or types) of the tables; with ``write``, record them in a checkpoint that has bound no
-    commit yet (nothing is written for it before). The record (``query_record``'s, and ``follow``, the follow's
-    identity, made once at random) is returned: its ``tables`` are the tables as the follow holds them
-    (``held_tables``), and the queries are compared over those (``over_held``). A column no query reads, added
-    or changed, is no reason to refuse.
+    commit yet (nothing is written for it before). The record (``query_record``'s, ``follow``, the follow's
+    identity, made once at random, and ``state``, where it keeps its state: ``STATES``) is returned: its
+    ``tables`` are the tables as the follow holds them (``held_tables``), and the queries are compared over
+    those (``over_held``). A column no query reads, added or changed, is no reason to refuse. ``state`` (None:
+    either) is the state the caller keeps; a follow that kept it otherwise is refused (``check_state``).
 
     A checkpoint made before queries were recorded was made with the data set's built-in queries: their names
     are compared, and the record written; one made before reads and the identity were recorded is given them.
 
     Raises:
-        FollowError: the recorded queries or what they read differ (named), or ``write`` is False and nothing of
-            the data set was ever followed here.
+        FollowError: the recorded queries or what they read differ (named), or the state is kept otherwise, or
+            ``write`` is False and nothing of the data set was ever followed here.
     """
     folder = os.path.join(checkpoint, followed.dataset)
     path = os.path.join(folder, "queries.json")
+    if state is not None:
+        check_state(checkpoint, followed.dataset, state)
     followed_before = os.path.exists(os.path.join(folder, "binding.jsonl"))
     if followed_before and os.path.exists(path):
         with open(path) as file:
@@ -335,7 +372,8 @@ def check_record(checkpoint: str, followed: Followed, write: bool) -> dict:
                           f"the tables first (python -m final.spark follow), with the same --out and --checkpoint")
     held = held_tables(recorded, followed.dataset)
     wanted = query_record(replace(followed, queries=over_held(followed.queries, held)), held)
-    on_disk, recorded = recorded, {**wanted, **recorded}  # what an older record lacks: as it is now
+    # What an older record lacks is as it is now; where the state is kept, as the caller keeps it.
+    on_disk, recorded = recorded, {**wanted, "state": state or STATES[0], **recorded}
     problems = []
     before, now = recorded["queries"], wanted["queries"]
     if set(before) != set(now):
@@ -415,6 +453,26 @@ def output_schema(spark: SparkSession, query: Query) -> pyarrow.Schema:
                            for name, column in zip(names, result.fields, strict=True)])
 
 
+def output_table_schema(spark: SparkSession, path: str, query: Query) -> pyarrow.Schema:
+    """The schema of ``query``'s output table at ``path``: the table's own if it exists (no Spark job), else
+    ``output_schema``.
+
+    Raises:
+        FollowError: the output table there has other columns (another query's output).
+    """
+    if delta.exists(path):
+        import pyarrow
+        from deltalake import DeltaTable
+
+        schema = pyarrow.schema(DeltaTable(path).schema().to_arrow())
+        if schema.names != output_columns(query):
+            raise FollowError(f"output table {path} has the columns {', '.join(schema.names)}, but query "
+                              f"{query.name} has {', '.join(output_columns(query))}: it was written for "
+                              f"another query; use a new --out and --checkpoint")
+        return schema
+    return output_schema(spark, query)
+
+
 @dataclass(frozen=True)
 class Bound:
     """A commit bound to the data set's versions ``first .. last`` (one version for a Delta commit);
@@ -473,7 +531,8 @@ class Follower:
         self.lock = threading.Lock()
         os.makedirs(self.state, exist_ok=True)
         remove_leftovers(self.state)
-        record = check_record(self.checkpoint, Followed(self.dataset, self.folder, tuple(self.queries)), write=True)
+        record = check_record(self.checkpoint, Followed(self.dataset, self.folder, tuple(self.queries)), write=True,
+                              state="driver")
         self.identity = record["follow"]
         self.tables = held_tables(record, self.dataset)
         self.queries = list(over_held(self.queries, self.tables))
@@ -485,23 +544,7 @@ class Follower:
         self.outputs: dict[str, DeltaTable] = {}
 
     def _schema(self, query: Query) -> pyarrow.Schema:
-        """The schema of ``query``'s output table: the table's own if it exists (no Spark job), else Spark SQL's.
-
-        Raises:
-            FollowError: the output table there has other columns (another query's output).
-        """
-        path = self.output(query)
-        if delta.exists(path):
-            import pyarrow
-            from deltalake import DeltaTable
-
-            schema = pyarrow.schema(DeltaTable(path).schema().to_arrow())
-            if schema.names != output_columns(query):
-                raise FollowError(f"output table {path} has the columns {', '.join(schema.names)}, but query "
-                                  f"{query.name} has {', '.join(output_columns(query))}: it was written for "
-                                  f"another query; use a new --out and --checkpoint")
-            return schema
-        return output_schema(self.spark, query)
+        return output_table_schema(self.spark, self.output(query), query)
 
     def output(self, query: Query) -> str:
         return os.path.join(self.out, query.name)
@@ -834,20 +877,14 @@ class Follower:
             raise FollowError(f"output table {path} holds data set version {written} for this follow, but the "
                               f"follow is at version {version - 1}: it was written by another follow; use a new "
                               f"--out and --checkpoint")
-        schema = self.schemas[query.name]
-        key = [column.replace(".", "_") for column in query.key] if query.key else None
-        keys = [schema.names.index(name) for name in key or ()]
-        rows = []
-        for row, multiplicity in sorted(changes.items(), key=repr):
-            written_row = _as_written(row, keys)
-            kind = "insert" if multiplicity > 0 else "delete"
-            rows += [(*written_row, kind)] * abs(multiplicity)
-        remaining = None
-        if not query.key and any(multiplicity < 0 for multiplicity in changes.values()):
-            remaining = {_as_written(row, keys): copies
-                         for row, copies in self.engines[query.name].snapshot.items()}
-        delta.apply_changes(path if table is None else table, schema, rows, key, remaining,
-                            (self.application(query), version))
+        engine = self.engines[query.name]
+
+        def copies(retracted: list[tuple]) -> list[int]:
+            held = engine.snapshot
+            return [held.get(row, 0) for row in retracted]
+
+        commit_output(path if table is None else table, self.schemas[query.name], query, changes,
+                      (self.application(query), version), copies)
 
     def _output_table(self, query: Query) -> DeltaTable | None:
         """``query``'s output table, kept open and brought up to date (reading only the commits since, where
@@ -860,6 +897,32 @@ class Follower:
         elif delta.exists(self.output(query)):
             table = self.outputs[query.name] = DeltaTable(self.output(query))
         return table
+
+
+def commit_output(target: str | DeltaTable, schema: pyarrow.Schema, query: Query, changes: dict[tuple, int],
+                  transaction: tuple[str, int], copies: Callable[[list[tuple]], list[int]]) -> None:
+    """``changes`` (a query's result rows, as ``final/`` holds them, and their multiplicity changes) committed to
+    ``query``'s output table ``target`` (its path, or the table opened) in ``schema``, in one Delta commit with
+    ``transaction`` (the application id and the data set version it brings the table to): the driver's follow's
+    and the executors' outputs are written the one way. A query with a key (``Query.key``) is merged on it;
+    one without, on whole rows, and then ``copies(rows)`` says how many copies of each retracted result row
+    the result holds after the change.
+
+    Raises:
+        ValueError: the first commit of a table retracts a row (``delta.apply_changes``).
+    """
+    key = [column.replace(".", "_") for column in query.key] if query.key else None
+    keys = [schema.names.index(name) for name in key or ()]
+    written = {row: _as_written(row, keys) for row in changes}  # one tuple per row: a NaN in it finds itself
+    rows = []
+    for row, multiplicity in sorted(changes.items(), key=repr):
+        kind = "insert" if multiplicity > 0 else "delete"
+        rows += [(*written[row], kind)] * abs(multiplicity)
+    remaining = None
+    retracted = [row for row, multiplicity in changes.items() if multiplicity < 0]
+    if not query.key and retracted:
+        remaining = dict(zip((written[row] for row in retracted), copies(retracted), strict=True))
+    delta.apply_changes(target, schema, rows, key, remaining, transaction)
 
 
 def _as_written(row: tuple, keys: list[int]) -> tuple:
@@ -1011,22 +1074,24 @@ def read_output(spark: SparkSession, out: str, query: Query) -> DataFrame:
 @dataclass(frozen=True)
 class Lag:
     """How far a follow of ``dataset`` has come: its tables' complete commits, those bound, the version applied
-    and the newest bound."""
+    and the newest bound; and where it keeps its state (``STATES``; None: not started)."""
 
     dataset: str
     commits: int
     bound: int
     applied: int
     bound_through: int
+    state: str | None = None
 
     @property
     def caught_up(self) -> bool:
         return self.bound == self.commits and self.applied == self.bound_through
 
     def __str__(self) -> str:
-        state = "caught up" if self.caught_up else "behind"
+        progress = "caught up" if self.caught_up else "behind"
+        kept = "" if self.state is None else f"; state on the {self.state}"
         return (f"{self.dataset}: {self.bound} of {self.commits} commits bound, applied through version "
-                f"{self.applied} of {self.bound_through} ({state})")
+                f"{self.applied} of {self.bound_through} ({progress}){kept}")
 
 
 def lag(logs: str | None, out: str, checkpoint: str | None = None, queries: Sequence[Query] | None = None,
@@ -1049,7 +1114,8 @@ def lag(logs: str | None, out: str, checkpoint: str | None = None, queries: Sequ
             check_record(checkpoint, followed, write=False)
         bindings = binding(checkpoint, dataset) if started else []
         found.append(Lag(dataset, sum(number + 1 for number in newest.values()), len(bindings),
-                         applied_version(checkpoint, dataset), bindings[-1].last if bindings else -1))
+                         applied_version(checkpoint, dataset), bindings[-1].last if bindings else -1,
+                         recorded_state(checkpoint, dataset)))
     return found
 
 

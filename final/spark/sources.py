@@ -664,8 +664,9 @@ def read_commit_logs(folder: str, commit: Commit, checkers: dict[str, LogChecker
             f"commit's changes, so VACUUM must keep the files of the commits not yet followed. If they are gone, "
             f"follow a copy of the table as it is now (a new Delta table of its rows) with a new --out and "
             f"--checkpoint") from error
-    checker = checkers.setdefault(commit.table, LogChecker(commit.table))
-    return [checker.take([(feed, where)], version=commit.number)]
+    if commit.table not in checkers:  # made only when needed: a worker knows no bound table's columns itself
+        checkers[commit.table] = LogChecker(commit.table)
+    return [checkers[commit.table].take([(feed, where)], version=commit.number)]
 
 
 def _read_parquet(path: str) -> pyarrow.Table:

@@ -7,8 +7,8 @@ own copy of the table:
 
 - ``follow``: today's follow (``python -m final.spark follow``), every
   query's state in the Python driver;
-- ``executors``: ``python -m final.spark.executors``, each GROUP BY's state
-  in Spark's state store on the executors.
+- ``executors``: ``python -m final.spark follow --state executors``, each
+  GROUP BY's state in Spark's state store on the executors.
 
 For each: the first load (``--available-now``, every commit there, wall
 clock from the process's start to its exit); a live follow (a micro-batch
@@ -45,10 +45,9 @@ SETTINGS = ["--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=2"]
 
 
 def command(mode: str, logs: str, out: str, live: bool) -> list[str]:
-    when = ["--trigger-seconds", "1"] if live else (["--available-now"] if mode == "follow" else [])
-    if mode == "follow":
-        return ["final.spark", "follow", "--logs", logs, "--out", out, *when, *SETTINGS]
-    return ["final.spark.executors", "--logs", logs, "--out", out, *when, *SETTINGS]
+    when = ["--trigger-seconds", "1"] if live else ["--available-now"]
+    state = "driver" if mode == "follow" else "executors"
+    return ["final.spark", "follow", "--state", state, "--logs", logs, "--out", out, *when, *SETTINGS]
 
 
 def peak(pid: int) -> int:
@@ -71,7 +70,7 @@ def child(module: str, arguments: list[str]) -> None:
     status = 0
     sys.argv = [module, *arguments]
     try:
-        runpy.run_module(module if module == "final.spark.executors" else "final.spark", run_name="__main__")
+        runpy.run_module(module, run_name="__main__")
     except SystemExit as exit_:
         status = exit_.code or 0
     from pyspark import SparkContext
@@ -93,15 +92,12 @@ def measured(mode: str, logs: str, out: str) -> dict:
     return {"seconds": seconds, **json.loads(lines[-1])}
 
 
-def caught_up(mode: str, logs: str, out: str) -> bool:
+def caught_up(logs: str, out: str) -> bool:
     from final.spark import delta
-    from final.spark.executors.run import reached
     from final.spark.follow import applied_version
 
     last = delta.version(os.path.join(logs, "trips", "trips"))
-    if mode == "follow":
-        return applied_version(os.path.join(out, "_checkpoint"), "trips") == last
-    return reached(os.path.join(out, "_checkpoint", "trips")) == last
+    return applied_version(os.path.join(out, "_checkpoint"), "trips") == last
 
 
 def live_commit(spark, mode: str, logs: str, out: str) -> float:
@@ -115,7 +111,7 @@ def live_commit(spark, mode: str, logs: str, out: str) -> float:
         for _ in range(2):  # the first commit waits for the follow to start; the second is measured
             pipeline.append_logs(spark, "trips", os.path.join(logs, "trips"), 1)
             landed = time.perf_counter()
-            wait(lambda: caught_up(mode, logs, out), live)
+            wait(lambda: caught_up(logs, out), live)
         return time.perf_counter() - landed
     finally:
         os.killpg(live.pid, signal.SIGKILL)

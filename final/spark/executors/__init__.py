@@ -1,5 +1,5 @@
 """Keyed state on Spark's executors: a query's plan lowered onto Structured Streaming, each keyed step's state in
-Spark's state store (issue 43, item 1; a first slice).
+Spark's state store (issue 43, item 1).
 
 ``follow`` keeps all of ``final/``'s state in the one Python driver:
 Structured Streaming only cuts the micro-batches, and a restart reads every
@@ -13,8 +13,9 @@ checkpointing) and whose code is ``final/``'s own (``steps``: a GROUP BY is
 ``operators.aggregate.Aggregates`` over ``sql.lower.grouping``'s
 functions, on one key's groups). The driver plans the micro-batches and
 holds no table's rows: a task reads each commit's change feed, a data
-set's queries are one stream, and each query's output is a Delta table of
-change rows, a micro-batch's written once (``run``).
+set's queries are one stream, and each query's output is written to its
+Delta table as the driver's follow writes it, a micro-batch's once
+(``run``).
 
 What runs where: a scan, filters and projections; GROUP BY and global
 aggregates with every aggregate of ``final/``; joins of every kind (a
@@ -24,7 +25,8 @@ its own key (``steps.KeyedStep``, the step built by ``sql.lower`` itself
 over ``at_once`` streams). ``WITH RECURSIVE`` is refused before anything
 starts (``lowering.check_placement``) and stays with the driver's follow:
 a loop's rounds are versions of a partial order that a micro-batch cannot
-express. ``python -m final.spark.executors`` runs it.
+express. ``python -m final.spark follow --state executors`` runs it
+(``run.follow_on_executors``), and ``explain`` says where each step runs.
 
 Found feasible in PySpark 4.3 (``local[2]``, RocksDB provider, changelog
 checkpointing on):
@@ -64,7 +66,7 @@ each with its own key.
 
 from .changes import ChangeStream
 from .lowering import PlacementError, check_placement, lowered, placement
-from .run import DeltaSink, follow_on_executors, start
+from .run import WORKERS, DeltaSink, follow_on_executors, start
 
-__all__ = ["ChangeStream", "DeltaSink", "PlacementError", "check_placement", "follow_on_executors", "lowered",
-           "placement", "start"]
+__all__ = ["WORKERS", "ChangeStream", "DeltaSink", "PlacementError", "check_placement", "follow_on_executors",
+           "lowered", "placement", "start"]

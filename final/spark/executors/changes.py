@@ -175,11 +175,31 @@ def key_columns(keys: Sequence[tuple[Any, ...]], types: Sequence[str]) -> list[p
 
 
 class CommitPartition(InputPartition):
-    """One commit of one table, bound to ``version`` of the data set: an executor's task reads it whole."""
+    """One commit of one table, bound to ``version`` of the data set: an executor's task reads it whole, in
+    ``columns`` (the table's, as the follow holds them: ``(name, Spark SQL type)``)."""
 
-    def __init__(self, folder: str, table: str, number: int, timestamp: int, version: int) -> None:
+    def __init__(self, folder: str, table: str, number: int, timestamp: int, version: int,
+                 columns: tuple[tuple[str, str], ...]) -> None:
         super().__init__(json.dumps([table, number]))
         self.folder, self.table, self.number, self.timestamp, self.version = folder, table, number, timestamp, version
+        self.columns = columns
+
+
+def bound_commits(folder: str, dataset: str, start: dict, end: dict, tables: Sequence[str] | None = None
+                  ) -> list[tuple[sources.Commit, int]]:
+    """The commits of a micro-batch from offset ``start`` to ``end`` (``_ChangeReader``'s), each with the data
+    set version it is bound to: the one binding of a range, which the source reads by and a follow records.
+
+    Raises:
+        CommitError: the commits between the two offsets are not as many as their versions (the tables were
+            written anew).
+    """
+    commits = sources.commits_between(folder, dataset, start["commits"], end["commits"], tables)
+    if start["version"] + len(commits) != end["version"]:
+        raise sources.CommitError(f"{folder}: the commits from {start} to {end} are {len(commits)}, not "
+                                  f"{end['version'] - start['version']}: the tables were written anew; follow "
+                                  f"them with a new --out and --checkpoint")
+    return [(commit, start["version"] + 1 + at) for at, commit in enumerate(commits)]
 
 
 class ChangeStream(DataSource):
@@ -188,7 +208,9 @@ class ChangeStream(DataSource):
 
     Options as ``sources.CommitStream`` takes them: ``tables`` (a JSON list of the data set's tables: the
     source runs in a Python worker that knows no table bound with ``--table``) and ``grace_ms`` (hold back the
-    commits of the last that many milliseconds, so commits are bound in the order they were made).
+    commits of the last that many milliseconds, so commits are bound in the order they were made); and
+    ``columns``, a JSON object of each table's columns as the follow holds them (``[[name, type], ...]``; by
+    default the catalog's), in which an executor reads each commit.
     """
 
     @classmethod
@@ -199,8 +221,11 @@ class ChangeStream(DataSource):
         return SOURCE
 
     def streamReader(self, schema: object) -> DataSourceStreamReader:
+        columns = {table: tuple(map(tuple, held)) for table, held in json.loads(self.options.get("columns",
+                                                                                                  "{}")).items()}
         return _ChangeReader(self.options["folder"], self.options["dataset"],
-                             int(self.options.get("grace_ms", "0")), json.loads(self.options.get("tables", "null")))
+                             int(self.options.get("grace_ms", "0")), json.loads(self.options.get("tables", "null")),
+                             columns)
 
 
 class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -210,8 +235,10 @@ class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     supports that trigger itself, as ``sources.CommitStream`` does, since Spark runs a source that does not
     for one micro-batch only (after a kill, the one its offset log holds, leaving later commits untaken)."""
 
-    def __init__(self, folder: str, dataset: str, grace_ms: int, tables: list[str] | None) -> None:
+    def __init__(self, folder: str, dataset: str, grace_ms: int, tables: list[str] | None,
+                 columns: dict[str, tuple[tuple[str, str], ...]]) -> None:
         self.folder, self.dataset, self.grace_ms, self.tables = folder, dataset, grace_ms, tables
+        self.columns = columns
         self.target: dict[str, int] | None = None
         if sources.layout(folder, dataset, tables) != "delta":
             raise sources.CommitError(f"{folder}: state on the executors follows Delta tables; this data set is a "
@@ -238,24 +265,24 @@ class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {"version": start["version"] + bound, "commits": {table: n for table, n in end.items() if n >= 0}}
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        commits = sources.commits_between(self.folder, self.dataset, start["commits"], end["commits"], self.tables)
-        if start["version"] + len(commits) != end["version"]:
-            raise sources.CommitError(f"{self.folder}: the commits from {start} to {end} are {len(commits)}, not "
-                                      f"{end['version'] - start['version']}: the tables were written anew; follow "
-                                      f"them with a new checkpoint")
-        return [CommitPartition(self.folder, commit.table, commit.number, commit.timestamp, start["version"] + 1 + at)
-                for at, commit in enumerate(commits)]
+        return [CommitPartition(self.folder, commit.table, commit.number, commit.timestamp, version,
+                                self.columns.get(commit.table) or TABLES[commit.table].columns)
+                for commit, version in bound_commits(self.folder, self.dataset, start, end, self.tables)]
 
     def read(self, partition: CommitPartition) -> Iterator[pyarrow.RecordBatch]:
         import pyarrow
 
+        from ..arrow_types import arrow_type
+
         commit = sources.Commit(partition.table, partition.number, partition.timestamp)
-        floats = float_positions(TABLES[partition.table].columns)
+        floats = float_positions(partition.columns)
+        schema = pyarrow.schema([pyarrow.field(name, arrow_type(kind)) for name, kind in partition.columns])
+        checkers = {partition.table: sources.LogChecker(partition.table, schema)}
         if partition.version == 0:
             start = change_batch([(0, 0, ())])
             yield pyarrow.RecordBatch.from_arrays([pyarrow.array([START], pyarrow.string()), *start.columns],
                                                   names=[TABLE, *start.schema.names])
-        for log in sources.read_commit_logs(partition.folder, commit):
+        for log in sources.read_commit_logs(partition.folder, commit, checkers):
             changes = [(partition.version, change.multiplicity, sql_row(change.record, floats))
                        for change in log.changes()]
             for first in range(0, len(changes), BATCH_ROWS):

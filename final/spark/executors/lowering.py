@@ -19,8 +19,11 @@ per kind of node, and leaves every step's work to the executors
   (``steps.KeyedStep``); a UNION ALL is the union of its sides' changes;
 - a delta join is the chain of binary joins it was made from
   (``steps.executors_plan``);
-- a global aggregate and ``WITH RECURSIVE`` are refused
-  (``PlacementError``): they stay with the driver's follow.
+- a global aggregate is a ``transformWithState`` of its one group, which
+  the source's start row (``changes.START``) calls at version 0, and a
+  constant row (``One``) is that start row made the empty row;
+- ``WITH RECURSIVE`` is refused (``PlacementError``): it stays with the
+  driver's follow.
 
 ``placement`` says where each step of a plan runs, for ``explain``.
 """
@@ -32,8 +35,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..sql.logical import Aggregate, Plan, Recursive, RecursiveReference, Scan, SetOperation, nodes
-from .changes import CHANGES, MULTIPLICITY, OUTPUT, PACK, PACKED, ROW, SIDE, START, TABLE, VERSION, key_type, packed
+from ..sql.logical import Aggregate, MultiJoin, One, Plan, Recursive, RecursiveReference, Scan, SetOperation, nodes
+from .changes import (
+    CHANGES,
+    MULTIPLICITY,
+    OUTPUT,
+    PACK,
+    PACKED,
+    ROW,
+    SIDE,
+    START,
+    TABLE,
+    VERSION,
+    encoded,
+    key_type,
+    packed,
+)
 from .steps import (
     KEY,
     KEYED,
@@ -74,10 +91,10 @@ the input the changes are of, and the key's changes at the version, packed."""
 
 
 def placement(query: SqlQuery) -> list[tuple[Plan, str]]:
-    """Each step of the plan the executors run for ``query`` (``steps.executors_plan``: parents first) and where
-    it runs with its state on the executors; a step that cannot is said to stay on the driver."""
+    """Each step of ``query``'s plan (parents first) and where it runs with its state on the executors; a step
+    that cannot is said to stay on the driver."""
     found = []
-    for node in nodes(executors_plan(query.plan)):
+    for node in nodes(query.plan):
         if isinstance(node, Scan):
             where = "executors: a task per commit reads its change data feed (ChangeStream)"
         elif isinstance(node, STATELESS):
@@ -90,10 +107,13 @@ def placement(query: SqlQuery) -> list[tuple[Plan, str]]:
             where = "executors: transformWithState of its one group, its aggregates in the state store"
         elif isinstance(node, KEYED):
             where = "executors: transformWithState by its key, the key's rows of each input in the state store"
-        elif isinstance(node, (Recursive, RecursiveReference)):
-            where = "driver: a loop's rounds are versions of a partial order that a micro-batch cannot hold"
+        elif isinstance(node, MultiJoin):
+            where = ("executors: the binary joins it was made from, each a transformWithState by its key, the key's "
+                     "rows of each input in the state store")
+        elif isinstance(node, One):
+            where = "executors: the source's start row, made the one empty row at version 0"
         else:
-            where = "driver: a row that no table holds is not kept on the executors yet"
+            where = "driver: a loop's rounds are versions of a partial order that a micro-batch cannot hold"
         found.append((node, where))
     return found
 
@@ -104,10 +124,16 @@ def check_placement(query: SqlQuery) -> None:
     Raises:
         PlacementError: the first such step, named with its clause.
     """
-    for node, where in placement(query):
+    steps = placement(query)
+    for node, _ in steps:
+        if isinstance(node, (Recursive, RecursiveReference)):
+            raise PlacementError(f"query {query.name}: {node.describe()} [{node.clause}] stays on the driver: a "
+                                 f"loop's rounds are versions a micro-batch cannot hold; follow this query with "
+                                 f"--state driver")
+    for node, where in steps:
         if where.startswith("driver"):
             raise PlacementError(f"query {query.name}: {node.describe()} [{node.clause}] does not run on the "
-                                 f"executors yet; follow this query with the driver's follow")
+                                 f"executors yet; follow this query with --state driver")
 
 
 def lowered(query: SqlQuery, source: DataFrame) -> DataFrame:
@@ -139,6 +165,12 @@ class _Lowering:
         from pyspark.sql.functions import col
 
         return Lowered(self.source.filter(col(TABLE) == node.table).select(VERSION, MULTIPLICITY, ROW))
+
+    def _one(self, node: One) -> Lowered:
+        from pyspark.sql.functions import col, lit
+
+        return Lowered(self.source.filter(col(TABLE) == START).select(
+            col(VERSION), lit(1).cast("bigint").alias(MULTIPLICITY), lit(encoded(())).alias(ROW)))
 
     def _stateless(self, node: Plan) -> Lowered:
         (child,) = node.inputs()
@@ -180,7 +212,7 @@ class _Lowering:
 
 
 LOWERINGS: dict[type | tuple[type, ...], Callable[[_Lowering, Any], Lowered]] = {
-    Scan: _Lowering._scan, STATELESS: _Lowering._stateless, Aggregate: _Lowering._aggregate,
+    Scan: _Lowering._scan, One: _Lowering._one, STATELESS: _Lowering._stateless, Aggregate: _Lowering._aggregate,
     KEYED: _Lowering._keyed,
 }
 """The one function that lowers each kind of node onto Structured Streaming."""

@@ -1,20 +1,32 @@
-"""Running a data set's queries with their state on the executors: one stream, each output a Delta table.
+"""Following a data set's queries with their state on the executors: one stream, each output a Delta table.
 
-``start`` starts one streaming query for all the queries over a data set:
-its ``ChangeStream``, each query lowered onto it (``lowering.lowered``),
-their output changes in one union, and a ``foreachBatch`` sink, with the
-state store Spark keeps in RocksDB with changelog checkpointing
-(``STATE_STORE``) under the data set's checkpoint folder. A restart with the
-same checkpoint goes on from Spark's offsets and state: it reads only the
-commits after the last micro-batch Spark committed.
+``follow_on_executors`` is what ``python -m final.spark follow --state
+executors`` runs for each data set. ``start`` starts one streaming query for
+all the queries over a data set: its ``ChangeStream``, each query lowered onto
+it (``lowering.lowered``), their output changes in one union, and a
+``foreachBatch`` sink, with the state store Spark keeps in RocksDB with
+changelog checkpointing (``STATE_STORE``) under ``CHECKPOINT/<dataset>/spark``.
+A restart with the same checkpoint goes on from Spark's offsets and state: it
+reads only the commits after the last micro-batch Spark committed.
 
-``DeltaSink`` appends a micro-batch's output changes of each query (its
-columns, ``_version``, ``_multiplicity``) to the query's Delta table in a
-commit that carries Delta's transaction identifier (``txn``: the query's app
-id and the micro-batch id), and skips a table that already holds the
-micro-batch: Spark runs a micro-batch again after a kill between the sink's
-commits and its own, and each change is written once all the same (the
-batch's job still runs: its state stores must commit).
+A follow on the executors keeps the driver's follow's record beside Spark's
+checkpoint, so that ``status`` and ``verify`` read both alike: in
+``CHECKPOINT/<dataset>``, ``queries.json`` (the queries, what they read, the
+follow's identity, and ``state``: ``executors``; ``follow.check_record``),
+``binding.jsonl`` (each commit and the version it is bound to, as the source
+binds a micro-batch's range: ``changes.bound_commits``, appended by the sink
+before it writes) and ``state.json`` (the version through which every output
+is written). A follow that keeps its state in the driver is refused over it,
+and the other way round (``follow.check_state``).
+
+``DeltaSink`` writes each query's output table as the driver's follow does
+(``follow.commit_output``): the query's result, its change data feed on, a
+Delta commit per data set version at which the result changed (and one at
+the micro-batch's last version), each carrying Delta's transaction
+identifier (the follow's and the query's app id, the data set version) and
+the version in its ``commitInfo``. A micro-batch Spark runs again after a
+kill is written from the first version its table lacks: each change is
+written once.
 
 ``FINAL_FOLLOW_KILL=<point>:<n>`` (as ``follow`` reads it) makes the
 process SIGKILL itself the ``n``-th time the sink reaches ``point``:
@@ -28,20 +40,46 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Sequence
+import signal
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .. import delta
-from ..follow import _kill_point, output_columns
+from .. import delta, sources
+from ..follow import (
+    STOP_STATUS,
+    Bound,
+    Followed,
+    FollowError,
+    FollowStopped,
+    _kill_point,
+    _read_bindings,
+    _Stop,
+    _write_json,
+    applied_version,
+    check_record,
+    commit_output,
+    held_tables,
+    output_table_schema,
+    over_held,
+)
+from ..outputs import remove_leftovers, replace_file
 from ..tables_and_queries import DATASETS
-from .changes import MULTIPLICITY, QUERY, ROW, VERSION, ChangeStream, decoded_row, typed
+from .changes import MULTIPLICITY, QUERY, ROW, VERSION, ChangeStream, bound_commits, decoded_row
 from .lowering import check_placement, lowered
 
 if TYPE_CHECKING:
+    import pyarrow
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
     from ..sql import SqlQuery
+    from ..tables_and_queries import Table
+
+WORKERS = {"spark.python.authenticate.socketTimeout": "120s"}
+"""A stream starts Python workers of several kinds (its source, each mapInArrow, each state processor); on a busy
+machine one may take longer to start than Spark's default of 15 s to connect back, which fails the stream. Set
+when the session starts."""
 
 STATE_STORE = {
     "spark.sql.streaming.stateStore.providerClass":
@@ -53,67 +91,124 @@ changes since the last snapshot per micro-batch (not a copy of every key's state
 
 
 class DeltaSink:
-    """``foreachBatch``: each micro-batch's changes of each of ``queries`` appended to its Delta table
-    ``out/<query>``, exactly once.
+    """``foreachBatch``: each micro-batch's commits bound (``binding.jsonl``), then each query's changes written
+    to its output table ``out/<query>`` a data set version at a time, exactly once, then ``state.json``.
 
     The changes reach the driver as pickled rows, a micro-batch's at a
-    time, and are typed there (``changes.typed``): what the driver holds is
-    one micro-batch's output changes, never a table's rows.
+    time: what the driver holds is one micro-batch's output changes, never
+    a table's rows.
 
-    Invariant: the table of each query holds the changes of every micro-batch through its transaction version
-    for the query's app id (Delta's ``txn``), each once, and of none after it.
+    Invariant: each query's table holds the changes of every version through its transaction version for
+    ``application(query)`` (Delta's ``txn``), each once, and of none after it; ``binding.jsonl`` binds every
+    version of each micro-batch whose output was written; ``state.json``'s version is at most every table's.
     """
 
-    def __init__(self, out: str, queries: Sequence[SqlQuery]) -> None:
-        self.out, self.queries = out, list(queries)
+    def __init__(self, spark: SparkSession, followed: Followed, queries: Sequence[SqlQuery], out: str, state: str,
+                 identity: str, tables: Sequence[str]) -> None:
+        self.followed, self.queries, self.out, self.state = followed, list(queries), out, state
+        self.identity, self.tables = identity, list(tables)
+        self.schemas = {query.name: output_table_schema(spark, self.path(query), query) for query in self.queries}
 
     def path(self, query: SqlQuery) -> str:
         return os.path.join(self.out, query.name)
 
-    @staticmethod
-    def app_id(query: SqlQuery) -> str:
-        """The app id of ``query``'s output commits (Delta's ``txn``)."""
-        return f"final-executors:{query.name}"
+    def application(self, query: SqlQuery) -> str:
+        """The app id of ``query``'s output commits (Delta's ``txn``): this follow's and the query's."""
+        return f"final.spark.executors/{self.identity}/{query.name}"
 
     def written(self, query: SqlQuery) -> int:
-        """The last micro-batch ``query``'s table holds (-1: none)."""
+        """The data set version through which ``query``'s table holds this follow's changes (-1: none)."""
         if not delta.exists(self.path(query)):
             return -1
         from deltalake import DeltaTable
 
-        found = DeltaTable(self.path(query)).transaction_version(self.app_id(query))
+        found = DeltaTable(self.path(query)).transaction_version(self.application(query))
         return -1 if found is None else found
 
-    def __call__(self, frame: DataFrame, batch_id: int) -> None:
-        from deltalake import write_deltalake
-        from deltalake.transaction import CommitProperties, Transaction
+    def bind(self, batch_id: int) -> int:
+        """Append the bindings of micro-batch ``batch_id``'s commits not in ``binding.jsonl`` yet (the range of
+        Spark's offset log for it, bound as the source binds it); the last version of the micro-batch."""
+        log = os.path.join(self.state, "spark", "offsets")
+        end = _offset(log, batch_id)
+        start = _offset(log, batch_id - 1) if batch_id > 0 else {"version": -1, "commits": {}}
+        path = os.path.join(self.state, "binding.jsonl")
+        held = _read_bindings(path, repair=True) if os.path.exists(path) else []
+        through = held[-1].last if held else -1
+        if end["version"] > through:
+            fresh = [Bound(commit.table, commit.number, version, version, commit.timestamp)
+                     for commit, version in bound_commits(self.followed.folder, self.followed.dataset, start, end,
+                                                          self.tables) if version > through]
+            with open(path, "a") as file:
+                for bound in fresh:
+                    file.write(json.dumps(bound.__dict__) + "\n")
+                file.flush()
+                os.fsync(file.fileno())
+        return end["version"]
 
-        due = [query for query in self.queries if batch_id > self.written(query)]
+    def __call__(self, frame: DataFrame, batch_id: int) -> None:
+        last = self.bind(batch_id)
+        due = [query for query in self.queries if self.written(query) < last]
         if not due:
             # Run again all the same: Spark 4.3 fails a micro-batch whose state stores did not all commit
             # (STATE_STORE_COMMIT_VALIDATION_FAILED), and they commit as the batch's job runs.
             frame.write.format("noop").mode("overwrite").save()
+            self._applied(last)
             return
         found = frame.toArrow()  # the micro-batch's job: its tasks have committed the state store when it returns
         _kill_point("sink")
-        names = found.column(QUERY).to_pylist()
-        versions, multiplicities = found.column(VERSION).to_pylist(), found.column(MULTIPLICITY).to_pylist()
-        rows = found.column(ROW).to_pylist()
+        changes: dict[str, dict[int, Counter]] = defaultdict(lambda: defaultdict(Counter))
+        for name, version, multiplicity, row in zip(found.column(QUERY).to_pylist(), found.column(VERSION).to_pylist(),
+                                                    found.column(MULTIPLICITY).to_pylist(),
+                                                    found.column(ROW).to_pylist(), strict=True):
+            changes[name][version][decoded_row(row)] += multiplicity
         for query in due:
-            changes = [(versions[at], multiplicities[at], decoded_row(rows[at]))
-                       for at, name in enumerate(names) if name == query.name]
-            table = typed(changes, output_columns(query), query.types)
-            transaction = CommitProperties(app_transactions=[Transaction(self.app_id(query), batch_id)])
-            write_deltalake(self.path(query), table, mode="append", commit_properties=transaction)
+            written = self.written(query)
+            by_version = changes.get(query.name, {})
+            versions = [version for version in sorted(by_version) if version > written
+                        and any(by_version[version].values())]
+            for version in versions if versions and versions[-1] == last else [*versions, last]:
+                self._commit(query, version, {row: count for row, count in by_version.get(version, {}).items()
+                                              if count})
             _kill_point("output")
+        self._applied(last)
+
+    def _commit(self, query: SqlQuery, version: int, changes: dict[tuple, int]) -> None:
+        schema = self.schemas[query.name]
+        commit_output(self.path(query), schema, query, changes, (self.application(query), version),
+                      functools.partial(self._copies, query, schema, changes))
+
+    def _copies(self, query: SqlQuery, schema: pyarrow.Schema, changes: dict[tuple, int],
+                retracted: list[tuple]) -> list[int]:
+        """How many copies of each ``retracted`` row ``query``'s result holds after ``changes``: the copies its
+        output table holds, and the change. (Only a query without a key needs it: its table is merged on whole
+        rows.) The rows are compared as Arrow gives them back, the table's and the retracted alike."""
+        import pyarrow
+        from deltalake import DeltaTable
+
+        from ..sqlfloat import sql_row
+
+        held = Counter(sql_row(tuple(row.values())) for row in DeltaTable(self.path(query)).to_pyarrow_table(
+            columns=schema.names).to_pylist())
+        asked = pyarrow.Table.from_arrays([pyarrow.array(list(column), field.type) for column, field in zip(
+            zip(*retracted, strict=True), schema, strict=True)], schema=schema).to_pylist()
+        return [held[sql_row(tuple(row.values()))] + changes[original] for row, original in zip(
+            asked, retracted, strict=True)]
+
+    def _applied(self, version: int) -> None:
+        replace_file(os.path.join(self.state, "state.json"), lambda path: _write_json(path, {"version": version}))
 
 
-def start(spark: SparkSession, queries: Sequence[SqlQuery], folder: str, checkpoint: str, out: str,
-          available_now: bool = True, trigger_seconds: float = 10.0, tables: Sequence[str] | None = None
-          ) -> StreamingQuery:
-    """Start ``queries`` (of one data set) over its Delta tables in ``folder`` (``folder/<table>``; ``tables``
-    names them, by default the catalog's) as one stream, their state on the executors, its checkpoint
-    ``checkpoint/<dataset>``, each query's output the Delta table ``out/<query>`` (``DeltaSink``). With
+def _offset(log: str, batch_id: int) -> dict:
+    """The source's end offset of micro-batch ``batch_id`` in Spark's offset log ``log`` (its last line)."""
+    with open(os.path.join(log, str(batch_id))) as file:
+        return json.loads(file.read().splitlines()[-1])
+
+
+def start(spark: SparkSession, followed: Followed, queries: Sequence[SqlQuery], out: str, state: str, identity: str,
+          held: dict[str, Table], available_now: bool = True, trigger_seconds: float = 10.0) -> StreamingQuery:
+    """Start ``queries`` (of the data set ``followed``, over its Delta tables ``followed.folder/<table>``, whose
+    columns are held as ``held`` says) as one stream, their state on the executors, its checkpoint
+    ``state/spark``, each query's output the Delta table ``out/<query>`` (``DeltaSink``). With
     ``available_now``, the stream stops once it has taken every commit there when it started.
 
     Raises:
@@ -127,43 +222,98 @@ def start(spark: SparkSession, queries: Sequence[SqlQuery], folder: str, checkpo
     for key, value in STATE_STORE.items():
         spark.conf.set(key, value)
     spark.dataSource.register(ChangeStream)
-    dataset = queries[0].dataset
-    source = (spark.readStream.format(ChangeStream.name()).option("folder", folder).option("dataset", dataset)
-              .option("tables", json.dumps(list(tables or DATASETS[dataset])))
+    dataset, tables = followed.dataset, list(DATASETS[followed.dataset])
+    # The source runs in a Python worker, which knows no bound table: it is told the tables and their columns.
+    source = (spark.readStream.format(ChangeStream.name()).option("folder", followed.folder)
+              .option("dataset", dataset).option("tables", json.dumps(tables))
+              .option("columns", json.dumps({table: held[table].columns for table in tables}))
               .option("grace_ms", "0" if available_now else "1000").load())
     changes = functools.reduce(lambda one, other: one.union(other), [lowered(query, source) for query in queries])
     trigger = {"availableNow": True} if available_now else {"processingTime": f"{trigger_seconds} seconds"}
-    return (changes.writeStream.foreachBatch(DeltaSink(out, queries))
-            .option("checkpointLocation", os.path.join(checkpoint, dataset))
+    sink = DeltaSink(spark, followed, queries, out, state, identity, tables)
+    return (changes.writeStream.foreachBatch(sink).option("checkpointLocation", os.path.join(state, "spark"))
             .trigger(**trigger).queryName(f"executors-{dataset}").start())
 
 
-def follow_on_executors(spark: SparkSession, folder: str, queries: Sequence[SqlQuery], out: str,
-                        available_now: bool = True, trigger_seconds: float = 10.0) -> int:
-    """Keep ``queries`` (of one data set, over its Delta tables in ``folder``: ``folder/<table>``) up to date with
-    their state on the executors, each output the Delta table ``out/<query>`` of change rows (``DeltaSink``), the
-    checkpoint ``out/_checkpoint/<dataset>``; the data set's version they have taken. With ``available_now``,
-    until every commit there now is taken; otherwise until the stream is stopped.
+def follow_on_executors(spark: SparkSession, followed: Sequence[Followed], out: str, checkpoint: str | None = None,
+                        available_now: bool = True, trigger_seconds: float = 10.0,
+                        log: Callable[[str], None] = print) -> dict[str, int]:
+    """Keep each data set's queries (``followed``, over Delta tables) up to date with their state on the
+    executors, each output the Delta table ``out/<query>`` (``DeltaSink``), a data set's checkpoint
+    ``checkpoint/<dataset>`` (default ``out/_checkpoint``); the version each data set's outputs are written
+    through. With ``available_now``, until every commit there when it starts is taken; otherwise until
+    stopped: in the main thread, SIGINT and SIGTERM stop the streams and raise ``FollowStopped``.
 
     Raises:
-        PlacementError: a step of a query cannot run on the executors yet (before the stream starts).
+        PlacementError: a step of a query cannot run on the executors yet (before any stream starts).
+        FollowError: a data set's tables are a Parquet change log; a checkpoint belongs to other queries, or to a
+            follow that keeps its state in the driver (``follow.check_record``); with ``available_now``, a
+            commit there at the start was left.
+        FollowStopped: a signal stopped the follow (its ``status`` is 130 or 143).
         StreamingQueryException: a micro-batch failed (a commit that fails its checks, a value Spark SQL
             raises an error for).
     """
-    checkpoint = os.path.join(out, "_checkpoint")
-    start(spark, queries, folder, checkpoint, out, available_now, trigger_seconds).awaitTermination()
-    return reached(os.path.join(checkpoint, queries[0].dataset))
+    checkpoint = checkpoint or os.path.join(out, "_checkpoint")
+    for each in followed:
+        if sources.layout(each.folder, each.dataset) != "delta":
+            raise FollowError(f"{each.folder}: state on the executors follows Delta tables, and these are a Parquet "
+                              f"change log: follow them with --state driver")
+        for query in each.queries:
+            check_placement(query)
+    streams = []
+    with _Stop() as stop:
+        for each in followed:
+            state = os.path.join(checkpoint, each.dataset)
+            os.makedirs(state, exist_ok=True)
+            remove_leftovers(state)
+            record = check_record(checkpoint, each, write=True, state="executors")
+            held = held_tables(record, each.dataset)
+            present = sources.newest_commits(each.folder, each.dataset)
+            before = applied_version(checkpoint, each.dataset)
+            if before >= 0:
+                log(f"{each.dataset}: restarted at version {before}, from Spark's checkpoint (offsets and state)")
+            streams.append(start(spark, each, over_held(each.queries, held), out, state, record["follow"], held,
+                                 available_now, trigger_seconds))
+            if available_now:
+                _await(streams[-1:], stop, checkpoint, [each.dataset])
+                _check_reached(checkpoint, each, present)
+        if not available_now:
+            _await(streams, stop, checkpoint, [each.dataset for each in followed])
+    return {each.dataset: applied_version(checkpoint, each.dataset) for each in followed}
 
 
-def reached(checkpoint: str) -> int:
-    """The last version a stream with its checkpoint in ``checkpoint`` took in a micro-batch Spark committed (-1:
-    none): the end offset of that micro-batch, as Spark's offset log holds it."""
-    committed = [int(name) for name in _names(os.path.join(checkpoint, "commits")) if name.isdigit()]
-    if not committed:
-        return -1
-    with open(os.path.join(checkpoint, "offsets", str(max(committed)))) as file:
-        return json.loads(file.read().splitlines()[-1])["version"]
+def _await(streams: list[StreamingQuery], stop: _Stop, checkpoint: str, datasets: list[str]) -> None:
+    """Wait for ``streams`` (of ``datasets``) to end, or for a signal: then stop them.
+
+    Raises:
+        FollowStopped: a signal arrived.
+        StreamingQueryException: a micro-batch failed.
+    """
+    while not all(stream.awaitTermination(0.5 / len(streams)) for stream in streams):
+        if stop.signal is None:
+            continue
+        for stream in streams:
+            stream.stop()
+        where = "; ".join(f"{name} written through version {applied_version(checkpoint, name)}" for name in datasets)
+        raise FollowStopped(f"follow: stopped by {signal.Signals(stop.signal).name} ({where}); start it again with "
+                            f"the same --out and --checkpoint to go on", STOP_STATUS[stop.signal])
 
 
-def _names(folder: str) -> list[str]:
-    return os.listdir(folder) if os.path.isdir(folder) else []
+def _check_reached(checkpoint: str, followed: Followed, present: dict[str, int]) -> None:
+    """Refuse to report success before every commit of ``present`` is bound and every bound version written.
+
+    Raises:
+        FollowError: a commit of ``present`` is not bound, or a bound version is not written; it names them.
+    """
+    path = os.path.join(checkpoint, followed.dataset, "binding.jsonl")
+    bindings = _read_bindings(path) if os.path.exists(path) else []
+    newest = {bound.table: bound.commit for bound in bindings}
+    left = [f"table {table}: commits {newest.get(table, -1) + 1}..{number}" for table, number in present.items()
+            if newest.get(table, -1) < number]
+    applied, through = applied_version(checkpoint, followed.dataset), bindings[-1].last if bindings else -1
+    if applied < through:
+        left.append(f"versions {applied + 1}..{through}, bound but not written")
+    if left:
+        raise FollowError(f"{followed.dataset}: --available-now stopped before applying what was there when it "
+                          f"started: {'; '.join(left)} (written through version {applied}); nothing is lost: start "
+                          f"the same command again to apply them")

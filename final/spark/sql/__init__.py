@@ -343,15 +343,19 @@ def recursion(text: str) -> Recursion:
     raise SqlError("the query has no recursive CTE")
 
 
-def explain(query: SqlQuery) -> str:
+def explain(query: SqlQuery, where: Mapping[int, str] | None = None) -> str:
     """The query's layers as text: the plan as bound, the rules that changed it, and the plan that is lowered
-    (each step, what it does in ``final/``, the clause it comes from, and its columns)."""
+    (each step, what it does in ``final/``, the clause it comes from, and its columns; and, given ``where``,
+    what it says of each step, by its ``id``: where the step runs with the state on Spark's executors)."""
     lines = [f"{query.name}: reads {', '.join(query.inputs) or 'no table'}; "
              f"columns {', '.join(f'{n} {t}' for n, t in zip(query.columns, query.types, strict=True))}"]
     if query.bound is not None and query.plan is not None:
         lines += ["bound plan:", *query.bound.explain(1)]
         lines.append(f"rules that changed it: {', '.join(query.rules) or 'none'}")
-        lines += ["plan lowered to the dataflow:", *query.plan.explain(1)]
+        heading = "plan lowered to the dataflow" + (
+            " (after |: where the step runs when a follow keeps its state on the executors, --state executors)"
+            if where else "")
+        lines += [f"{heading}:", *query.plan.explain(1, where=where)]
         if any(isinstance(step, Sort) or (isinstance(step, TopK) and not step.partition) for step in nodes(query.plan)):
             lines.append("note: the result is kept as a multiset; ORDER BY is the order to read it in")
     return "\n".join(lines)

@@ -18,7 +18,7 @@ that rank in the window, ties broken by the whole row.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -55,20 +55,24 @@ class Plan:
     def describe(self) -> str:
         raise NotImplementedError
 
-    def explain(self, depth: int = 0, seen: set[int] | None = None) -> list[str]:
-        """The plan as indented lines: each step, what it does, its clause and its columns. A step that two
+    def explain(self, depth: int = 0, seen: set[int] | None = None, where: Mapping[int, str] | None = None
+                ) -> list[str]:
+        """The plan as indented lines: each step, what it does, its clause and its columns, and after ``|``
+        what ``where`` says of it (by the step's ``id``: where it runs, for ``explain``). A step that two
         parents read (a CTE read twice) is printed once, then named."""
         seen = set() if seen is None else seen
         names = ", ".join(f"{f.name}#{f.id} {f.type}" for f in self.fields)
         line = f"{'  ' * depth}{self.describe()}  [{self.clause}]  -> ({names})"
+        if where and id(self) in where:
+            line += f"  | {where[id(self)]}"
         if id(self) in seen:
             return [f"{'  ' * depth}(the same {self.describe().split(' (')[0]} as above)  [{self.clause}]"]
         seen.add(id(self))
         subqueries = [part for scalar in self.expressions() for part in walk(scalar) if isinstance(part, Subquery)]
         below = [f"{'  ' * (depth + 1)}{part} is:" for part in subqueries]
         for position, part in enumerate(subqueries):
-            below[position:position + 1] = [below[position], *part.plan.explain(depth + 2, seen)]
-        return [line, *below, *(text for plan in self.inputs() for text in plan.explain(depth + 1, seen))]
+            below[position:position + 1] = [below[position], *part.plan.explain(depth + 2, seen, where)]
+        return [line, *below, *(text for plan in self.inputs() for text in plan.explain(depth + 1, seen, where))]
 
 
 _INPUT_NAMES = ("child", "left", "right", "base", "step")
@@ -112,10 +116,11 @@ class Rename(Plan):
     def describe(self) -> str:
         return "alias (no operator)"
 
-    def explain(self, depth: int = 0, seen: set[int] | None = None) -> list[str]:
+    def explain(self, depth: int = 0, seen: set[int] | None = None, where: Mapping[int, str] | None = None
+                ) -> list[str]:
         if all(a.id == b.id for a, b in zip(self.fields, self.child.fields, strict=True)):
-            return self.child.explain(depth, seen)
-        return super().explain(depth, seen)
+            return self.child.explain(depth, seen, where)
+        return super().explain(depth, seen, where)
 
 
 @dataclass(eq=False)
