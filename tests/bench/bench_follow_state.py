@@ -19,10 +19,18 @@ own:
   their newest commit, in a fresh session (cold: reading the files
   included) and once more in it (warm).
 
-``--verify`` then runs ``verify``: every output equal to Spark SQL at every
-version. Run it with ``.venv/bin/python -m tests.bench.bench_follow_state
-[--orders 1000000]``; the numbers are one run's on a shared machine: read
-the ratios. The rows of tests/bench/README.md's table come from its output.
+Each is measured for the driver's follow (``--state driver``) and for state
+on the executors (``--state executors``) with each of ``--partitions``
+shuffle partitions, each over its own output; the commits one adds stay
+for the next. ``--verify`` then runs ``verify`` on each output (every
+output equal to Spark SQL at every version), and follows with state on the
+executors into a fresh output through three SIGKILLs (between the state
+store's commit and any output; inside the first load's micro-batch;
+between one query's output commit and the next) before verifying that one
+too. Run it with ``.venv/bin/python -m tests.bench.bench_follow_state
+[--orders 1000000] [--state driver,executors] [--partitions 2,4]
+[--verify]``; the numbers are one run's on a shared machine: read the
+ratios. The rows of tests/bench/README.md's table come from its output.
 """
 
 from __future__ import annotations
@@ -245,43 +253,124 @@ def from_scratch(paths: dict[str, str]) -> tuple[float, float]:
     return cold, warm
 
 
-def measure(count: int, seed: int, verify: bool) -> None:
+@dataclass
+class Measured:
+    """One follow's numbers: ``state`` (driver or executors) with ``partitions`` shuffle partitions."""
+
+    state: str
+    partitions: int
+    load: float = 0.0
+    small: list[float] = field(default_factory=list)
+    restart: float = 0.0
+    driver_kib: int = 0
+    jvm_kib: int = 0
+    state_bytes: int = 0
+    verified: str = ""
+
+
+def follow_command(paths: dict[str, str], folder: str, out: str, state: str, partitions: int) -> list[str]:
+    """The command line of a follow of the three queries over the tables ``paths`` into ``out``."""
+    return [sys.executable, "-m", "final.spark", "follow", *tables_and_queries(paths, folder), "--out", out,
+            "--state", state, "--conf", f"spark.sql.shuffle.partitions={partitions}"]
+
+
+def tables_and_queries(paths: dict[str, str], folder: str) -> list[str]:
+    return [*(f"--table={name}={path}" for name, path in paths.items()),
+            "--sql", *(os.path.join(folder, f"{name}.sql") for name in QUERIES)]
+
+
+def folder_bytes(path: str) -> int:
+    return sum(os.path.getsize(os.path.join(where, name)) for where, _, names in os.walk(path) for name in names)
+
+
+def follow_and_restart(paths: dict[str, str], folder: str, state: str, partitions: int, seed: int,
+                       first_id: int) -> Measured:
+    """The first load of a live follow, three small commits through it, then SIGKILL and a restart with no new
+    commit; peak memory throughout."""
+    found = Measured(state, partitions)
+    out = os.path.join(folder, f"out-{state}-{partitions}")
+    command = follow_command(paths, folder, out, state, partitions)
+    live = Follow([*command, "--trigger-seconds", "1"])
+    commits = len(paths) - 1 + sum(1 for name in os.listdir(os.path.join(paths["orders"], "_delta_log"))
+                                   if name.endswith(".json")) - 1
+    found.load = live.wait_for(applied(commits))
+    for number in range(3):
+        started = time.perf_counter()
+        append_orders(paths["orders"], first_id + number * SMALL_COMMIT, seed + 10 + number)
+        live.wait_for(applied(commits + 1 + number))
+        found.small.append(time.perf_counter() - started)
+    live.kill()
+    again = Follow([*command, "--available-now"])
+    found.restart = again.finish()
+    found.driver_kib = max(live.driver_kib, again.driver_kib)
+    found.jvm_kib = max(live.jvm_kib, again.jvm_kib)
+    found.state_bytes = folder_bytes(os.path.join(out, "_checkpoint"))
+    return found
+
+
+def killed_three_times(paths: dict[str, str], folder: str, partitions: int, load: float) -> str:
+    """State on the executors through three SIGKILLs into a fresh output: between the state store's commit and
+    any output (``FINAL_FOLLOW_KILL=sink:1``), inside the first load's micro-batch (half its load time in), and
+    between one query's output commit and the next (``output:1``); then to the end, and ``verify``: its last
+    line."""
+    out = os.path.join(folder, f"out-killed-{partitions}")
+    command = [*follow_command(paths, folder, out, "executors", partitions), "--available-now"]
+    for kill, after in (("sink:1", None), (None, load / 2), ("output:1", None)):
+        environment = {**os.environ, **({"FINAL_FOLLOW_KILL": kill} if kill else {})}
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment,
+                                   start_new_session=True)
+        try:
+            process.wait(timeout=after)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        if process.returncode != -signal.SIGKILL:
+            return f"the kill at {kill or f'{after:.0f} s'} did not land: exit {process.returncode}"
+    finished = subprocess.run(command, capture_output=True, text=True)
+    if finished.returncode != 0:
+        return f"the last run exited {finished.returncode}: {finished.stderr.strip().splitlines()[-1:]}"
+    checked = subprocess.run([sys.executable, "-m", "final.spark", "verify", *tables_and_queries(paths, folder),
+                              "--out", out], capture_output=True, text=True)
+    return f"exit {checked.returncode}: {checked.stdout.strip().splitlines()[-1:]}"
+
+
+def measure(count: int, seed: int, verify: bool, states: list[str], partitions: list[int]) -> None:
     folder = tempfile.mkdtemp(prefix="bench-follow-state-")
     paths = write_tables(os.path.join(folder, "tables"), count, seed)
     for name, text in QUERIES.items():
         with open(os.path.join(folder, f"{name}.sql"), "w") as file:
             file.write(text.strip() + "\n")
-    out = os.path.join(folder, "out")
-    common = [*(f"--table={name}={path}" for name, path in paths.items()), "--out", out,
-              "--sql", *(os.path.join(folder, f"{name}.sql") for name in QUERIES)]
-    command = [sys.executable, "-m", "final.spark", "follow", *common]
-
-    live = Follow([*command, "--trigger-seconds", "1"])
-    load = live.wait_for(applied(len(paths) - 1))
-    small = []
-    for number in range(3):
-        started = time.perf_counter()
-        append_orders(paths["orders"], 10 * count + number * SMALL_COMMIT, seed + 10 + number)
-        live.wait_for(applied(len(paths) + number))
-        small.append(time.perf_counter() - started)
-    live.kill()
-
-    again = Follow([*command, "--available-now"])
-    restart = again.finish()
+    runs, first_id = [], 10 * count
+    for state in states:
+        for each in partitions if state == "executors" else partitions[:1]:
+            runs.append(follow_and_restart(paths, folder, state, each, seed, first_id))
+            first_id += 3 * SMALL_COMMIT
+            if verify:
+                out = os.path.join(folder, f"out-{state}-{each}")
+                checked = subprocess.run([sys.executable, "-m", "final.spark", "verify",
+                                          *tables_and_queries(paths, folder), "--out", out],
+                                         capture_output=True, text=True)
+                runs[-1].verified = f"exit {checked.returncode}: {checked.stdout.strip().splitlines()[-1:]}"
     cold, warm = from_scratch(paths)
 
     print(f"orders: {count:,} (+{count // 1000:,} repeated), customers {CUSTOMERS:,}, products {PRODUCTS:,}")
-    print("| measured | follow (driver) | Spark SQL from scratch |")
-    print("|---|---|---|")
-    print(f"| first load, 3 queries | {load:.1f} s | {warm:.1f} s warm, {cold:.1f} s cold |")
-    print(f"| restart after kill -9, no new commit | {restart:.1f} s ({restart / warm:.1f}x warm) | {warm:.1f} s |")
-    print(f"| peak RSS, Python driver | {max(live.driver_kib, again.driver_kib) / 1024:,.0f} MiB | |")
-    print(f"| peak RSS, Spark JVM | {max(live.jvm_kib, again.jvm_kib) / 1024:,.0f} MiB | |")
-    print(f"| {SMALL_COMMIT}-row commit to output | {', '.join(f'{took:.1f}' for took in small)} s | {warm:.1f} s |")
-    if verify:
-        checked = subprocess.run([sys.executable, "-m", "final.spark", "verify", *common], capture_output=True,
-                                 text=True)
-        print(f"verify: exit {checked.returncode}: {checked.stdout.strip().splitlines()[-1:]}")
+    print(f"Spark SQL from scratch, the three queries: {warm:.1f} s warm, {cold:.1f} s cold")
+    print("| follow | first load | restart after kill -9, no new commit | peak RSS driver / JVM "
+          f"| {SMALL_COMMIT}-row commit to output | checkpoint on disk |")
+    print("|---|---|---|---|---|---|")
+    for run in runs:
+        name = "driver" if run.state == "driver" else f"executors, P = {run.partitions}"
+        print(f"| {name} | {run.load:.1f} s ({run.load / cold:.1f}x cold, {run.load / warm:.1f}x warm) "
+              f"| {run.restart:.1f} s ({run.restart / warm:.1f}x warm) "
+              f"| {run.driver_kib / 1024:,.0f} / {run.jvm_kib / 1024:,.0f} MiB "
+              f"| {', '.join(f'{took:.1f}' for took in run.small)} s | {run.state_bytes / 2**20:,.0f} MiB |")
+    for run in runs:
+        if run.verified:
+            print(f"verify ({run.state}, P = {run.partitions}): {run.verified}")
+    if verify and "executors" in states:
+        load = next(run.load for run in runs if run.state == "executors")
+        print(f"three kill -9s (executors, P = {partitions[0]}), then verify: "
+              f"{killed_three_times(paths, folder, partitions[0], load)}")
     shutil.rmtree(folder)
 
 
@@ -289,9 +378,13 @@ def main(argv: list[str] | None = None) -> None:
     arguments = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     arguments.add_argument("--orders", type=int, default=1_000_000)
     arguments.add_argument("--seed", type=int, default=43)
-    arguments.add_argument("--verify", action="store_true", help="then check every output at every version")
+    arguments.add_argument("--verify", action="store_true",
+                           help="then check every output at every version, and follow through three kill -9s")
+    arguments.add_argument("--state", default="driver,executors", help="the follows to measure (default both)")
+    arguments.add_argument("--partitions", default="2,4", help="shuffle partitions for state on the executors")
     options = arguments.parse_args(argv)
-    measure(options.orders, options.seed, options.verify)
+    measure(options.orders, options.seed, options.verify, options.state.split(","),
+            [int(number) for number in options.partitions.split(",")])
 
 
 if __name__ == "__main__":

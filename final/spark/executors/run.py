@@ -41,6 +41,7 @@ import functools
 import json
 import os
 import signal
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -104,9 +105,9 @@ class DeltaSink:
     """
 
     def __init__(self, spark: SparkSession, followed: Followed, queries: Sequence[SqlQuery], out: str, state: str,
-                 identity: str, tables: Sequence[str]) -> None:
+                 identity: str, tables: Sequence[str], log: Callable[[str], None] = print) -> None:
         self.followed, self.queries, self.out, self.state = followed, list(queries), out, state
-        self.identity, self.tables = identity, list(tables)
+        self.identity, self.tables, self.log = identity, list(tables), log
         self.schemas = {query.name: output_table_schema(spark, self.path(query), query) for query in self.queries}
 
     def path(self, query: SqlQuery) -> str:
@@ -146,6 +147,7 @@ class DeltaSink:
         return end["version"]
 
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
+        started = time.perf_counter()
         last = self.bind(batch_id)
         due = [query for query in self.queries if self.written(query) < last]
         if not due:
@@ -171,6 +173,8 @@ class DeltaSink:
                                               if count})
             _kill_point("output")
         self._applied(last)
+        self.log(f"{self.followed.dataset}: applied through version {last} (micro-batch {batch_id}, "
+                 f"{time.perf_counter() - started:.2f} s)")
 
     def _commit(self, query: SqlQuery, version: int, changes: dict[tuple, int]) -> None:
         schema = self.schemas[query.name]
@@ -205,11 +209,13 @@ def _offset(log: str, batch_id: int) -> dict:
 
 
 def start(spark: SparkSession, followed: Followed, queries: Sequence[SqlQuery], out: str, state: str, identity: str,
-          held: dict[str, Table], available_now: bool = True, trigger_seconds: float = 10.0) -> StreamingQuery:
+          held: dict[str, Table], available_now: bool = True, trigger_seconds: float = 10.0,
+          log: Callable[[str], None] = print) -> StreamingQuery:
     """Start ``queries`` (of the data set ``followed``, over its Delta tables ``followed.folder/<table>``, whose
     columns are held as ``held`` says) as one stream, their state on the executors, its checkpoint
     ``state/spark``, each query's output the Delta table ``out/<query>`` (``DeltaSink``). With
-    ``available_now``, the stream stops once it has taken every commit there when it started.
+    ``available_now``, the stream stops once it has taken every commit there when it started. Each micro-batch
+    written is said through ``log``.
 
     Raises:
         PlacementError: a step of a query cannot run on the executors yet (``lowering.lowered``).
@@ -230,7 +236,7 @@ def start(spark: SparkSession, followed: Followed, queries: Sequence[SqlQuery], 
               .option("grace_ms", "0" if available_now else "1000").load())
     changes = functools.reduce(lambda one, other: one.union(other), [lowered(query, source) for query in queries])
     trigger = {"availableNow": True} if available_now else {"processingTime": f"{trigger_seconds} seconds"}
-    sink = DeltaSink(spark, followed, queries, out, state, identity, tables)
+    sink = DeltaSink(spark, followed, queries, out, state, identity, tables, log)
     return (changes.writeStream.foreachBatch(sink).option("checkpointLocation", os.path.join(state, "spark"))
             .trigger(**trigger).queryName(f"executors-{dataset}").start())
 
@@ -273,7 +279,7 @@ def follow_on_executors(spark: SparkSession, followed: Sequence[Followed], out: 
             if before >= 0:
                 log(f"{each.dataset}: restarted at version {before}, from Spark's checkpoint (offsets and state)")
             streams.append(start(spark, each, over_held(each.queries, held), out, state, record["follow"], held,
-                                 available_now, trigger_seconds))
+                                 available_now, trigger_seconds, log))
             if available_now:
                 _await(streams[-1:], stop, checkpoint, [each.dataset])
                 _check_reached(checkpoint, each, present)
