@@ -4,8 +4,8 @@ executors run it, equal to ``final/``'s dataflow at every version.
 ``final.spark.executors`` leaves two things to Spark: the shuffle, which
 brings the changes of one key to one call of a state processor, and the
 state store, which keeps a value per key between micro-batches. Both are
-simple enough to stand in for here (``Shuffled``: rows grouped by their key
-columns, handed over in a shuffled order; ``KeyState``: a dict per key), so
+simple enough to stand in for here (rows grouped by their key group,
+handed over in a shuffled order; ``KeyState``: a dict per key group), so
 everything else runs as on an executor: the ``mapInArrow`` steps on Arrow
 batches, ``GroupBy`` and ``KeyedStep`` on ``Row``s, a step found by its
 place in ``steps.executors_plan``. The fuzzer's cases (``fuzz.generate``)
@@ -28,22 +28,31 @@ import pytest
 from pyspark.sql import Row
 
 from final.errors import DataflowError
-from final.spark.executors.changes import MULTIPLICITY, PACK, ROW, START, VERSION, change_batch, decoded_row
-from final.spark.executors.changes import packed as packed_changes
+from final.spark.executors import changes
+from final.spark.executors.changes import (
+    KEY,
+    MULTIPLICITY,
+    PACK,
+    ROW,
+    SIDE,
+    START,
+    VERSION,
+    change_batch,
+    decoded_row,
+    key_group,
+    packed,
+    shuffle_key,
+)
 from final.spark.executors.lowering import PlacementError, check_placement
 from final.spark.executors.steps import (
-    KEY,
     KEYED,
     STATELESS,
     GroupBy,
-    Keyed,
     KeyedBy,
     KeyedStep,
     Output,
     Through,
     executors_plan,
-    key_names,
-    key_types,
 )
 from final.spark.fuzz.queries import generate
 from final.spark.incremental import IncrementalQuery
@@ -108,18 +117,14 @@ class SparklessExecutors:
         if isinstance(node, SetOperation) and node.kind == "UNION" and node.keep_all:
             return [change for changes, steps in sides for change in self._map(Through(self.recipe, steps), changes)
                     ], ()
+        rows = [(row[KEY], row) for side, (changes, steps) in enumerate(sides)
+                for row in self._map_batches(KeyedBy(self.recipe, steps, place, side), changes)]
         if isinstance(node, Aggregate):
-            ((changes, steps),) = sides
-            packed = self._map_batches(Keyed(self.recipe, steps, place), changes)
-            names = key_names(len(key_types(node)))
-            rows = [(tuple(row[name] for name in names), row) for row in packed]
             if node.whole:  # the source's start row, as lowering unions it in
-                rows += [((0,), {VERSION: version, PACK: packed_changes([])})
+                rows += [(key_group(shuffle_key(())), {SIDE: 0, VERSION: version, PACK: packed([])})
                          for table, (version, _, _) in source if table == START]
             return self._shuffle(place, lambda: GroupBy(self.recipe, place), rows), ()
         assert isinstance(node, KEYED)
-        rows = [(row[KEY], row) for side, (changes, steps) in enumerate(sides)
-                for row in self._map_batches(KeyedBy(self.recipe, steps, place, side), changes)]
         return self._shuffle(place, lambda: KeyedStep(self.recipe, place), rows), ()
 
     def _map_batches(self, step: Callable, changes: list[Change]) -> list[dict]:
@@ -141,7 +146,7 @@ class SparklessExecutors:
         processor, state = self.processors[place]
         by_key: dict = defaultdict(list)
         for key, row in rows:
-            by_key[key].append(Row(**{name: row[name] for name in row if not name.startswith("_key")}))
+            by_key[key].append(Row(**{name: row[name] for name in row if name != KEY}))
         out = []
         for key, found in by_key.items():
             self.rng.shuffle(found)
@@ -151,7 +156,11 @@ class SparklessExecutors:
         return out
 
 
-def test_random_queries_through_the_executors_steps_equal_final_s_dataflow_at_every_version() -> None:
+@pytest.mark.parametrize("groups", [changes.KEY_GROUPS, 3])
+def test_random_queries_through_the_executors_steps_equal_final_s_dataflow_at_every_version(
+        groups: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With Spark's number of key groups, and with three, where many keys share a group's state."""
+    monkeypatch.setattr(changes, "KEY_GROUPS", groups)
     rng = random.Random(43)
     checked, kinds = 0, Counter()
     for index, case in enumerate(generate(0, CASES)):

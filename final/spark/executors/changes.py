@@ -2,16 +2,16 @@
 
 Between the steps of a query lowered onto Structured Streaming
 (``lowering``), a change travels as the three columns of ``CHANGES`` (on
-its way to a keyed step, packed with the other changes of its key and
-version: ``PACKED``): the
+its way to a keyed step, packed with the other changes of its key group
+and version: ``PACKED``): the
 data set's ``_version``, the ``_multiplicity`` (an int, as in ``final/``),
 and the ``_row`` as ``final/`` holds it (a tuple of Python values: an
 exact ``Decimal``, a naive ``datetime`` in UTC, NaN as ``sqlfloat.NAN``),
 pickled. So no step depends on how Spark or Arrow would convert a value to
 Python and back: a stateful operator on the executors sees the very records
-``final/``'s driver follow sees. Spark's own typed columns appear where
-Spark must read values: the key a shuffle groups by (``key_columns``) and
-the query's output (``decoded``).
+``final/``'s driver follow sees. Spark reads no value of a row:
+a shuffle groups changes by their key's group (``key_group``), and the
+query's output is typed on the driver (``typed``).
 
 ``ChangeStream`` is the source: a Python streaming data source over a data
 set's Delta tables whose offsets are ``{"version": v, "commits": {table:
@@ -30,8 +30,8 @@ from __future__ import annotations
 import json
 import math
 import pickle
-import struct
 import time
+import zlib
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -41,7 +41,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from .. import sources
-from ..sqlfloat import float_positions, sql_row, sql_value
+from ..sqlfloat import float_positions, sql_row
 from ..tables_and_queries import TABLES
 
 if TYPE_CHECKING:
@@ -51,11 +51,19 @@ VERSION, MULTIPLICITY, ROW, TABLE, PACK, QUERY, SIDE = ("_version", "_multiplici
                                                      "_query", "_side")
 CHANGES = f"{VERSION} BIGINT, {MULTIPLICITY} BIGINT, {ROW} BINARY"
 """The columns of a change stream between two steps, in Spark's DDL."""
-PACKED = f"{VERSION} BIGINT, {PACK} BINARY"
-"""The columns of a change stream on its way to a keyed step, after its key's columns: each row holds one key's
-changes at one version from one Arrow batch, ``[(row, multiplicity), ...]`` pickled (``packed``). The shuffle
-and the state processor then handle a row per key and version, not per change: the Python worker that calls a
-processor spends tens of microseconds on each row it hands over."""
+KEY = "_key"
+"""The column a keyed step's shuffle groups by: its key group (``key_group``)."""
+
+PACKED = f"{KEY} INT, {VERSION} BIGINT, {PACK} BINARY"
+"""The columns of a change stream on its way to a GROUP BY: each row holds the changes at one version of one key
+group's keys from one Arrow batch, ``[(row, multiplicity), ...]`` pickled (``packed``). The shuffle and the state
+processor then handle a row per key group and version, not per change: the Python worker that calls a processor
+spends tens of microseconds on each row it hands over."""
+
+TAGGED = f"{KEY} INT, {SIDE} INT, {VERSION} BIGINT, {PACK} BINARY"
+"""The columns of a change stream on its way to any other keyed step (``steps.KeyedBy``): as ``PACKED``, with the
+input the changes are of, and each change with its key (``shuffle_key``): ``[(key, row, multiplicity), ...]``."""
+
 OUTPUT = f"{QUERY} STRING, {CHANGES}"
 """The columns of a data set's queries' output changes, each named by its query."""
 SOURCE = f"{TABLE} STRING, {CHANGES}"
@@ -79,13 +87,13 @@ def decoded_row(data: bytes) -> tuple:
     return pickle.loads(data)
 
 
-def packed(changes: list[tuple[tuple, int]]) -> bytes:
-    """``(row, multiplicity)`` changes as ``PACK`` holds them."""
+def packed(changes: list) -> bytes:
+    """Changes as ``PACK`` holds them: ``(row, multiplicity)`` pairs, or ``(key, row, multiplicity)``."""
     return pickle.dumps(changes, PICKLE)
 
 
-def unpacked(data: bytes) -> list[tuple[tuple, int]]:
-    """The ``(row, multiplicity)`` changes ``PACK`` holds (``packed``'s inverse)."""
+def unpacked(data: bytes) -> list:
+    """The changes ``PACK`` holds (``packed``'s inverse)."""
     return pickle.loads(data)
 
 
@@ -123,25 +131,6 @@ def typed(changes: Sequence[tuple[int, int, tuple]], names: Sequence[str], types
     return pyarrow.Table.from_arrays(arrays, names=[*names, VERSION, MULTIPLICITY])
 
 
-def key_type(kind: str) -> str:
-    """The Spark SQL type of the column that carries a key of type ``kind`` to a shuffle (``key_value``)."""
-    return "bigint" if kind.lower() in ("double", "float") else kind
-
-
-def key_value(value: Any) -> Any:
-    """A GROUP BY or join key's value as its column carries it, so that Spark puts together exactly the values
-    ``final/`` finds equal. A DOUBLE travels as the bits of its value with -0.0 made 0.0 and every NaN the one
-    NaN: as a DOUBLE, Spark's shuffle hashes -0.0 and 0.0 apart, and the Python worker that calls a state
-    processor once per key splits a NaN key's rows into one call each (it finds keys equal with Python's ``==``,
-    and NaN is not equal to itself). Every other value is itself."""
-    if isinstance(value, float):
-        return _BITS.unpack(_DOUBLE.pack(float(sql_value(value)) + 0.0))[0]
-    return value
-
-
-_DOUBLE, _BITS = struct.Struct("<d"), struct.Struct("<q")
-
-
 def shuffle_key(value: Any) -> bytes:
     """A key of any shape as bytes that are equal exactly when ``final/`` finds the keys equal (Python's ``==``,
     with NaN equal to itself as Spark SQL has it): what a keyed step's shuffle groups by when its sides' keys are
@@ -162,16 +151,17 @@ def _canonical(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-def key_columns(keys: Sequence[tuple[Any, ...]], types: Sequence[str]) -> list[pyarrow.Array]:
-    """The columns that carry ``keys`` (tuples of values of the Spark SQL ``types``, ``key_value``), as Arrow
-    arrays."""
-    import pyarrow
+KEY_GROUPS = 4096
+"""How many key groups a keyed step's keys fall into (``key_group``): the grouping key Spark's shuffle and state
+store see. A call of a state processor, and each state read and write, costs a round trip from the Python worker
+to the JVM, tens to hundreds of microseconds; a group per key made a first load of 100,000 customers 200,000 of
+them. A key group holds its keys' state apart (a dict by key), so a step's work on a key is the key's rows still.
+Spark keeps state by key group, so this number is part of a checkpoint: changing it needs a new one."""
 
-    from ..arrow_types import arrow_type
 
-    columns = list(zip(*keys, strict=True)) if keys else [()] * len(types)
-    return [pyarrow.array([key_value(value) for value in column], arrow_type(key_type(kind)))
-            for column, kind in zip(columns, types, strict=True)]
+def key_group(key: bytes) -> int:
+    """The key group of a key written as ``shuffle_key`` writes it: a hash that every process computes alike."""
+    return zlib.crc32(key) % KEY_GROUPS
 
 
 class CommitPartition(InputPartition):

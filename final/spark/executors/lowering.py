@@ -38,33 +38,22 @@ from typing import TYPE_CHECKING, Any
 from ..sql.logical import Aggregate, MultiJoin, One, Plan, Recursive, RecursiveReference, Scan, SetOperation, nodes
 from .changes import (
     CHANGES,
+    KEY,
     MULTIPLICITY,
     OUTPUT,
     PACK,
-    PACKED,
     ROW,
     SIDE,
     START,
     TABLE,
+    TAGGED,
     VERSION,
     encoded,
-    key_type,
+    key_group,
     packed,
+    shuffle_key,
 )
-from .steps import (
-    KEY,
-    KEYED,
-    STATELESS,
-    GroupBy,
-    Keyed,
-    KeyedBy,
-    KeyedStep,
-    Output,
-    Through,
-    executors_plan,
-    key_names,
-    key_types,
-)
+from .steps import KEYED, STATELESS, GroupBy, KeyedBy, KeyedStep, Output, Through, executors_plan
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -83,11 +72,6 @@ class Lowered:
 
     frame: DataFrame
     steps: tuple[int, ...] = ()
-
-
-TAGGED = f"{KEY} BINARY, {SIDE} INT, {VERSION} BIGINT, {PACK} BINARY"
-"""The columns of a change stream on its way to a keyed step other than a GROUP BY (``steps.KeyedBy``): the key,
-the input the changes are of, and the key's changes at the version, packed."""
 
 
 def placement(query: SqlQuery) -> list[tuple[Plan, str]]:
@@ -182,16 +166,13 @@ class _Lowering:
 
         below = self.lower(node.child)
         place = self.places[id(node)]
-        types = key_types(node)
-        names = key_names(len(types))
-        schema = ", ".join([*(f"{name} {key_type(kind)}" for name, kind in zip(names, types, strict=True)), PACKED])
-        keyed = below.frame.mapInArrow(Keyed(self.query.recipe, below.steps, place), schema)
+        keyed = below.frame.mapInArrow(KeyedBy(self.query.recipe, below.steps, place, 0), TAGGED)
         if node.whole:  # its row over no rows from version 0 on: the source's start row calls it then
             start = self.source.filter(col(TABLE) == START).select(
-                lit(0).alias(names[0]), col(VERSION), lit(packed([])).alias(PACK))
+                lit(key_group(shuffle_key(()))).alias(KEY), lit(0).alias(SIDE), col(VERSION),
+                lit(packed([])).alias(PACK))
             keyed = keyed.union(start)
-        grouped = keyed.groupBy(*names).transformWithState(GroupBy(self.query.recipe, place), CHANGES, "Append",
-                                                           "None")
+        grouped = keyed.groupBy(KEY).transformWithState(GroupBy(self.query.recipe, place), CHANGES, "Append", "None")
         return Lowered(grouped)
 
     def _keyed(self, node: Plan) -> Lowered:

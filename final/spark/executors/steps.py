@@ -10,14 +10,16 @@ BY is ``lower.grouping`` and ``operators.aggregate.Aggregates``. So nothing
 but plain data crosses from the driver, and there is no second
 implementation of a step.
 
-- ``Keyed`` (``mapInArrow``): changes through the stateless steps below a
-  keyed one, each with its key as typed columns for Spark's shuffle.
-- ``GroupBy`` (``transformWithState``, one call per key and micro-batch):
-  the key's aggregates in Spark's state store, a micro-batch's changes
-  taken version by version, in version order, the key's output changes out.
-- ``KeyedBy`` (``mapInArrow``) and ``KeyedStep`` (``transformWithState``):
-  every other keyed step (a join, DISTINCT, a set operation, a top-k, a
-  window, a scalar subquery's one row). Each input's changes are keyed
+- ``KeyedBy`` (``mapInArrow``): changes through the stateless steps below a
+  keyed one, each with its key (``shuffle_keys``), packed by key group
+  (``changes.key_group``) for Spark's shuffle.
+- ``GroupBy`` (``transformWithState``, one call per key group and
+  micro-batch): its keys' aggregates in Spark's state store, a
+  micro-batch's changes taken version by version, in version order, the
+  keys' output changes out.
+- ``KeyedStep`` (``transformWithState``): every other keyed step (a join,
+  DISTINCT, a set operation, a top-k, a window, a scalar subquery's one
+  row). Each input's changes are keyed
   (``shuffle_keys``: a join's by its key, DISTINCT and set operations by
   the whole row, a top-k and a window by their partition), and a key's
   state is its rows of each input; a version's output change is the step
@@ -74,6 +76,7 @@ from ..sql.scalar import Call, Ref
 from ..sql.types import BOOLEAN
 from . import at_once
 from .changes import (
+    KEY,
     MULTIPLICITY,
     PACK,
     PICKLE,
@@ -84,8 +87,7 @@ from .changes import (
     change_batch,
     changes_of,
     encoded,
-    key_columns,
-    key_value,
+    key_group,
     packed,
     shuffle_key,
     unpacked,
@@ -182,56 +184,12 @@ def chain(recipe: Recipe, steps: Sequence[int]) -> Callable[[tuple], tuple | Non
     return through
 
 
-def key_names(count: int) -> list[str]:
-    """The names of a keyed step's key columns."""
-    return [f"_key{position}" for position in range(count)]
-
-
-def key_types(node: Aggregate) -> list[str]:
-    """The Spark SQL types of a GROUP BY's key columns; a global aggregate's one group is keyed by an INT 0."""
-    return [str(key.type) for key in node.keys] or ["int"]
-
-
-def _zero(row: tuple) -> int:
-    return 0
-
-
-class Keyed:
-    """``mapInArrow``: each change through the stateless ``steps``, then packed with the other changes of its key
-    (of the keyed step at ``index``) and version in its batch: a row per key and version, the key's typed columns
-    (``key_names``, ``changes.key_columns``) before ``changes.PACKED``'s."""
-
-    def __init__(self, recipe: Recipe, steps: Sequence[int], index: int) -> None:
-        self.recipe, self.steps, self.index = recipe, tuple(steps), index
-
-    def __call__(self, batches: Iterator[pyarrow.RecordBatch]) -> Iterator[pyarrow.RecordBatch]:
-        import pyarrow
-
-        node = step(self.recipe, self.index, Aggregate)
-        through = chain(self.recipe, self.steps)
-        keys = [compiled(key, node.child.fields) for key in node.keys] or [_zero]
-        types = key_types(node)
-        names = [*key_names(len(keys)), VERSION, PACK]
-        for batch in batches:
-            groups: dict[tuple, list[tuple[tuple, int]]] = defaultdict(list)
-            for version, multiplicity, row in changes_of(batch):
-                row = through(row)
-                if row is not None:
-                    # The key as its columns carry it: values final/ finds equal are one group here too.
-                    found = tuple([key_value(key(row)) for key in keys])
-                    groups[found, version].append((row, multiplicity))
-            columns = key_columns([found for found, _ in groups], types)
-            versions = pyarrow.array([version for _, version in groups], pyarrow.int64())
-            packs = pyarrow.array([packed(changes) for changes in groups.values()], pyarrow.binary())
-            yield pyarrow.RecordBatch.from_arrays([*columns, versions, packs], names=names)
-
-
 class GroupBy(StatefulProcessor):
-    """``transformWithState`` of the GROUP BY at ``index``: a key's groups (``operators.aggregate._Group``, by
-    ``final/``'s key of the rows) in the state store, and its output changes out.
+    """``transformWithState`` of the GROUP BY at ``index``: a key group's groups (``operators.aggregate._Group``,
+    by ``final/``'s key of the rows) in the state store, and its output changes out.
 
-    A micro-batch holds whole versions, and a key's changes of it come in no
-    order (packed by version: ``Keyed``): they are put in version order and
+    A micro-batch holds whole versions, and a key group's changes of it come
+    in no order (packed by version: ``KeyedBy``): they are put in version order and
     taken a version at a time (``Aggregates.apply``), each version's output
     change made into rows of the step (``Grouping.row``). The state is the key's groups pickled; the
     objects shared with the code rather than held (the MIN/MAX reduction,
@@ -243,9 +201,9 @@ class GroupBy(StatefulProcessor):
     the source's start row (``changes.START``) calls it even if no row ever
     does.
 
-    Invariant: the state of a key is ``(v, {final key: _Group})``, its groups as of ``v``, the last version it
-    had changes at in the micro-batches Spark committed; absent for a key with nothing left (a global
-    aggregate's is kept: ``v`` says its empty row has been given).
+    Invariant: the state of a key group is ``(v, {final key: _Group})``, its keys' groups as of ``v``, the last
+    version it had changes at in the micro-batches Spark committed; absent for a key group with nothing left (a
+    global aggregate's is kept: ``v`` says its empty row has been given).
     """
 
     def __init__(self, recipe: Recipe, index: int) -> None:
@@ -262,7 +220,7 @@ class GroupBy(StatefulProcessor):
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
         versions: dict[int, list[tuple[tuple, int]]] = defaultdict(list)
         for row in rows:
-            versions[row[VERSION]] += unpacked(row[PACK])
+            versions[row[VERSION]] += [(made, multiplicity) for _, made, multiplicity in unpacked(row[PACK])]
         held = self.state.get()  # None for a key with no state (one call to the state store, not two)
         last, groups = self._load(held[0]) if held is not None else (-1, {})
         if min(versions) < last:
@@ -306,7 +264,8 @@ class GroupBy(StatefulProcessor):
 
 
 KEYED = (Join, Distinct, SetOperation, TopK, Window, AtMostOne)
-"""The steps kept per key by ``KeyedStep`` (a UNION ALL among the set operations keeps nothing: ``Through``)."""
+"""The steps kept per key by ``KeyedStep`` (a UNION ALL among the set operations keeps nothing: ``Through``); a
+GROUP BY is ``GroupBy``'s."""
 
 
 def shuffle_keys(node: Plan) -> list[Callable[[tuple], Any]]:
@@ -318,6 +277,9 @@ def shuffle_keys(node: Plan) -> list[Callable[[tuple], Any]]:
     if isinstance(node, (TopK, Window)):
         parts = [compiled(scalar, node.child.fields) for scalar in node.partition]
         return [lambda row: tuple([part(row) for part in parts])]
+    if isinstance(node, Aggregate):
+        keys = [compiled(key, node.child.fields) for key in node.keys]
+        return [lambda row: tuple([key(row) for key in keys])]
     if isinstance(node, AtMostOne):
         return [_nothing]
     return [_itself] * len(node.inputs())  # DISTINCT and set operations: the whole row
@@ -332,9 +294,10 @@ def _itself(row: tuple) -> tuple:
 
 
 class KeyedBy:
-    """``mapInArrow``: each change of input ``side`` of the keyed step at ``index`` through the stateless
-    ``steps``, then packed with the other changes of its key (``shuffle_keys``, as ``changes.shuffle_key``
-    bytes) and version in its batch: a row per key and version, in ``lowering.TAGGED``'s columns."""
+    """``mapInArrow``: each change of input ``side`` of the keyed step at ``index`` (a GROUP BY's too) through the
+    stateless ``steps``, with its key (``shuffle_keys``, written as ``changes.shuffle_key`` writes it), packed with
+    the other changes of its key group and version in its batch: a row per key group and version, in
+    ``changes.TAGGED``'s columns."""
 
     def __init__(self, recipe: Recipe, steps: Sequence[int], index: int, side: int) -> None:
         self.recipe, self.steps, self.index, self.side = recipe, tuple(steps), index, side
@@ -342,29 +305,26 @@ class KeyedBy:
     def __call__(self, batches: Iterator[pyarrow.RecordBatch]) -> Iterator[pyarrow.RecordBatch]:
         import pyarrow
 
-        key = shuffle_keys(step(self.recipe, self.index, KEYED))[self.side]
+        key = shuffle_keys(step(self.recipe, self.index, (*KEYED, Aggregate)))[self.side]
         through = chain(self.recipe, self.steps)
         for batch in batches:
-            groups: dict[tuple[bytes, int], list[tuple[tuple, int]]] = defaultdict(list)
+            groups: dict[tuple[int, int], list[tuple[bytes, tuple, int]]] = defaultdict(list)
             for version, multiplicity, row in changes_of(batch):
                 row = through(row)
                 if row is not None:
-                    groups[shuffle_key(key(row)), version].append((row, multiplicity))
+                    found = shuffle_key(key(row))
+                    groups[key_group(found), version].append((found, row, multiplicity))
             yield pyarrow.RecordBatch.from_arrays(
-                [pyarrow.array([found for found, _ in groups], pyarrow.binary()),
+                [pyarrow.array([group for group, _ in groups], pyarrow.int32()),
                  pyarrow.array([self.side] * len(groups), pyarrow.int32()),
                  pyarrow.array([version for _, version in groups], pyarrow.int64()),
                  pyarrow.array([packed(changes) for changes in groups.values()], pyarrow.binary())],
                 names=[KEY, SIDE, VERSION, PACK])
 
 
-KEY = "_key"
-"""The column a keyed step's shuffle groups by (``changes.shuffle_key``)."""
-
-
 class KeyedStep(StatefulProcessor):
-    """``transformWithState`` of the keyed step at ``index``: a key's rows of each input in the state store, and
-    the key's output changes out.
+    """``transformWithState`` of the keyed step at ``index``: each key's rows of each input in the state store,
+    by key group, and the keys' output changes out.
 
     The step is built once per worker by ``sql.lower`` over ``at_once``
     streams standing for its inputs (``evaluate``); a key's output at a
@@ -372,13 +332,13 @@ class KeyedStep(StatefulProcessor):
     change is the output after the version's changes minus the one before. An
     inner join is bilinear, so its change is ``dA x B + A' x dB`` (003): the
     step run over the changes of one side and the other side's rows, never
-    over every pair. A micro-batch's changes of the key come in no order,
+    over every pair. A micro-batch's changes of a key group come in no order,
     packed by side and version (``KeyedBy``); they are taken a version at a
-    time, in version order.
+    time, in version order, and each version's a key at a time.
 
-    Invariant: the state of a key is ``(v, [{row: multiplicity}, ...])``, its rows of each input as of ``v``, the
-    last version it had changes at in the micro-batches Spark committed, no zero kept; absent for a key with
-    no row left.
+    Invariant: the state of a key group is ``(v, {key: [{row: multiplicity}, ...]})``, each of its keys' rows of
+    each input as of ``v``, the last version it had changes at in the micro-batches Spark committed, no zero
+    and no key without rows kept; absent for a key group with no row left.
     """
 
     def __init__(self, recipe: Recipe, index: int) -> None:
@@ -400,38 +360,46 @@ class KeyedStep(StatefulProcessor):
         return at_once.run(self.step, inputs)
 
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
-        versions: dict[int, list[list[tuple[tuple, int]]]] = {}
+        versions: dict[int, dict[bytes, list[list[tuple[tuple, int]]]]] = defaultdict(dict)
         for row in rows:
-            versions.setdefault(row[VERSION], [[] for _ in range(self.sides)])[row[SIDE]] += unpacked(row[PACK])
+            side, keys = row[SIDE], versions[row[VERSION]]
+            for found, made, multiplicity in unpacked(row[PACK]):
+                if found not in keys:
+                    keys[found] = [[] for _ in range(self.sides)]
+                keys[found][side].append((made, multiplicity))
         held = self.state.get()
-        last, inputs = pickle.loads(held[0]) if held is not None else (-1, [{} for _ in range(self.sides)])
+        last, group = pickle.loads(held[0]) if held is not None else (-1, {})
         if min(versions) < last:
             raise StepError(f"query {self.recipe[0]}: the step at {self.index} got changes at version "
-                            f"{min(versions)} for a key whose changes at version {last} it had applied; a key's "
-                            f"changes must come in version order (a micro-batch's, in one call)")
+                            f"{min(versions)} for a key group whose changes at version {last} it had applied; a "
+                            f"key group's changes must come in version order (a micro-batch's, in one call)")
         out: dict[tuple[int, tuple], int] = defaultdict(int)
-        before = None
         for version in sorted(versions):
-            changes = versions[version]
-            if self.bilinear:
-                made = self._bilinear(inputs, changes)
-            else:
-                if before is None:
-                    before = self.evaluate(_collections(inputs))
-                for rows_of, changed in zip(inputs, changes, strict=True):
-                    _apply(rows_of, changed)
-                after = self.evaluate(_collections(inputs))
-                made = after.concat(before.negate())
-                before = after
-            for row, multiplicity in made:
-                out[version, row] += multiplicity
-        if any(inputs):
-            self.state.update((pickle.dumps((max(versions), inputs), PICKLE),))
+            for found, changes in versions[version].items():
+                inputs = group.get(found) or [{} for _ in range(self.sides)]
+                for made, multiplicity in self._change(inputs, changes):
+                    out[version, made] += multiplicity
+                if any(inputs):
+                    group[found] = inputs
+                else:
+                    group.pop(found, None)
+        if group:
+            self.state.update((pickle.dumps((max(versions), group), PICKLE),))
         else:
             self.state.clear()
-        for (version, made_row), multiplicity in out.items():
+        for (version, made), multiplicity in out.items():
             if multiplicity:
-                yield Row(**{VERSION: version, MULTIPLICITY: multiplicity, ROW: encoded(made_row)})
+                yield Row(**{VERSION: version, MULTIPLICITY: multiplicity, ROW: encoded(made)})
+
+    def _change(self, inputs: list[dict], changes: list[list[tuple[tuple, int]]]) -> Collection:
+        """The step's output change for one key when ``changes`` (of each input) are added to its rows
+        ``inputs``, which take them."""
+        if self.bilinear:
+            return self._bilinear(inputs, changes)
+        before = self.evaluate(_collections(inputs))
+        for rows_of, changed in zip(inputs, changes, strict=True):
+            _apply(rows_of, changed)
+        return self.evaluate(_collections(inputs)).concat(before.negate())
 
     def _bilinear(self, inputs: list[dict], changes: list[list[tuple[tuple, int]]]) -> Collection:
         left, right = inputs
