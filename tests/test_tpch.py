@@ -5,6 +5,7 @@ scratch at every version. No Spark here: test_spark_tpch.py runs the same tables
 from __future__ import annotations
 
 import os
+import random
 from collections import Counter
 from decimal import Decimal
 
@@ -13,6 +14,9 @@ import pytest
 from deltalake import DeltaTable
 
 from final.spark import tpch
+from final.spark.executors.lowering import check_placement
+from final.spark.sql import compile_sql
+from tests.sparkless import follows_the_dataflow
 
 SCALE = 0.01
 REFRESHES = 2
@@ -69,6 +73,22 @@ def test_all_22_queries_as_the_benchmark_gives_them_equal_duckdb_at_every_versio
         assert result.refused is None, result.refused
         assert result.versions == len(tpch.TABLES) + 4 * REFRESHES
         assert result.differences == [], f"Q{result.number}: {result.differences}"
+
+
+def test_all_22_queries_on_the_executors_steps_follow_final_s_dataflow_at_every_version(tables):
+    """Every TPC-H query kept with its state on the executors (tests/sparkless.py: the executors' code, Spark's
+    shuffle and state store stood in for): the load as one micro-batch, then each refresh's commits as one, equal
+    to ``final/``'s dataflow (which the test above holds to DuckDB) at every version."""
+    folder, _ = tables
+    texts = tpch.queries()
+    with tpch.followed(folder) as (provider, commits, changes):
+        versions = [[(change.table, change.record, change.multiplicity) for change in found] for found in changes]
+        batches = [len(tpch.TABLES)] + [4] * REFRESHES
+        assert sum(batches) == len(commits)
+        for number in range(1, 23):
+            query = compile_sql(tpch.spark_text(texts[number], number), provider, f"q{number:02d}")
+            check_placement(query)
+            assert follows_the_dataflow(query, versions, random.Random(number), f"Q{number}", batches) is not None
 
 
 def test_one_equality_rule_against_duckdb():

@@ -26,12 +26,13 @@ scratch at every version, the pipeline's own check).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -250,6 +251,29 @@ def _close(ours: Any, theirs: Any) -> bool:
     return abs(float(ours) - float(theirs)) <= 1e-6 + 1e-12 * abs(float(theirs))
 
 
+@contextlib.contextmanager
+def followed(folder: str, work: str | None = None) -> Iterator[tuple[Any, list, list]]:
+    """The TPC-H Delta tables under ``folder`` as a follow binds them: the bound data set's tables (a
+    ``sql.Tables`` to compile over), its commits in binding order (version ``i`` is the ``i``-th) and each one's
+    changes (``sources.Change``). The tables stay bound inside the block.
+
+    ``work`` is a folder for the data set's links (``own_tables.link``; a temporary one by default).
+    """
+    import tempfile
+
+    from .own_tables import bound, link, read_tables
+    from .sources import commits_between, newest_commits, read_commit
+    from .sql import Tables
+    from .tables_and_queries import BOUND
+
+    own = read_tables([f"{table}={os.path.join(folder, table)}" for table in TABLES])
+    provider = Tables({table.table.name: table.table for table in own}, BOUND)  # the bound data set's tables
+    with bound(own), tempfile.TemporaryDirectory() as scratch:
+        linked = link(os.path.join(work or scratch, BOUND), own, fresh=True)
+        commits = commits_between(linked, BOUND, {}, newest_commits(linked, BOUND))
+        yield provider, commits, [read_commit(linked, commit) for commit in commits]
+
+
 def check(folder: str, numbers: Iterable[int] = range(1, 23), log: Callable[[str], None] | None = None,
           work: str | None = None) -> list[QueryCheck]:
     """Each query of ``numbers`` followed by ``final/`` through every commit of the Delta tables under
@@ -257,22 +281,12 @@ def check(folder: str, numbers: Iterable[int] = range(1, 23), log: Callable[[str
 
     ``work`` is a folder for the data set's links (``own_tables.link``; a temporary one by default).
     """
-    import tempfile
-
     from .incremental import IncrementalQuery
-    from .own_tables import bound, link, read_tables
-    from .sources import Commit, commits_between, newest_commits, read_commit
-    from .sql import SqlError, Tables, compile_sql
-    from .tables_and_queries import BOUND
+    from .sql import SqlError, compile_sql
 
     texts = queries()
-    own = read_tables([f"{table}={os.path.join(folder, table)}" for table in TABLES])
-    provider = Tables({table.table.name: table.table for table in own}, BOUND)  # the bound data set's tables
     results = []
-    with bound(own), tempfile.TemporaryDirectory() as scratch:
-        linked = link(os.path.join(work or scratch, BOUND), own, fresh=True)
-        commits: list[Commit] = commits_between(linked, BOUND, {}, newest_commits(linked, BOUND))
-        changes = [read_commit(linked, commit) for commit in commits]
+    with followed(folder, work) as (provider, commits, changes):
         states, at = [], {}
         for commit in commits:  # each data set version: every table's Delta version bound by then
             at[commit.table] = commit.number
