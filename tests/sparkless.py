@@ -88,10 +88,18 @@ class SparklessExecutors:
 
     def micro_batch(self, source: list[tuple[str, Change]]) -> list[Change]:
         """The query's output changes for ``source``'s changes (``(table, change)``, whole versions)."""
+        self.lowered: dict[int, tuple[list[Change], tuple[int, ...]]] = {}
         changes, steps = self._lower(self.plan, source)
         return self._map(Output(self.recipe, steps), changes)
 
     def _lower(self, node: Plan, source: list[tuple[str, Change]]) -> tuple[list[Change], tuple[int, ...]]:
+        """A node read by two parents (a CTE read twice) is computed once per micro-batch: its step keeps one
+        state here, where Spark plans one operator for each reading."""
+        if id(node) not in self.lowered:
+            self.lowered[id(node)] = self._lower_once(node, source)
+        return self.lowered[id(node)]
+
+    def _lower_once(self, node: Plan, source: list[tuple[str, Change]]) -> tuple[list[Change], tuple[int, ...]]:
         place = self.places[id(node)]
         self.kinds[type(node).__name__] += 1
         if isinstance(node, Scan):
