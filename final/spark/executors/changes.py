@@ -34,7 +34,6 @@ import time
 import zlib
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -145,9 +144,8 @@ def _canonical(value: Any) -> Any:
         return tuple(_canonical(part) for part in value)
     if isinstance(value, float) and not math.isfinite(value):
         return ("number", "nan" if math.isnan(value) else repr(value))
-    if isinstance(value, (bool, int, float, Decimal)):  # a SQL DECIMAL is always finite
-        exact = Fraction(value)
-        return ("number", exact.numerator, exact.denominator)
+    if isinstance(value, (int, float, Decimal)):  # a bool is an int; a SQL DECIMAL is always finite
+        return ("number", *value.as_integer_ratio())  # in lowest terms: equal numbers, equal pairs
     return (type(value).__name__, value)
 
 

@@ -149,7 +149,8 @@ class DeltaSink:
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
         last = self.bind(batch_id)
-        due = [query for query in self.queries if self.written(query) < last]
+        written = {query.name: self.written(query) for query in self.queries}  # a Delta table opened once each
+        due = [query for query in self.queries if written[query.name] < last]
         if not due:
             # Run again all the same: Spark 4.3 fails a micro-batch whose state stores did not all commit
             # (STATE_STORE_COMMIT_VALIDATION_FAILED), and they commit as the batch's job runs.
@@ -164,9 +165,8 @@ class DeltaSink:
                                                     found.column(ROW).to_pylist(), strict=True):
             changes[name][version][decoded_row(row)] += multiplicity
         for query in due:
-            written = self.written(query)
             by_version = changes.get(query.name, {})
-            versions = [version for version in sorted(by_version) if version > written
+            versions = [version for version in sorted(by_version) if version > written[query.name]
                         and any(by_version[version].values())]
             for version in versions if versions and versions[-1] == last else [*versions, last]:
                 self._commit(query, version, {row: count for row, count in by_version.get(version, {}).items()
