@@ -361,19 +361,25 @@ def test_window_queries_are_followed_through_a_kill_and_verified(rides, tmp_path
     assert delta.version(str(out / "top_ride")) == 2
 
 
+def tenths(folder: Path, out: Path) -> list[str]:
+    """A follow's arguments: ``SELECT id, 10 / x`` over a table t whose x is 0 in the row (3, 0) its commit 2
+    (version 2) adds, output to ``out``."""
+    from deltalake import write_deltalake
+
+    path = folder / "t"
+    schema = pyarrow.schema([("id", pyarrow.int64()), ("x", pyarrow.int32())])
+    for row in ({"id": 1, "x": 2}, {"id": 2, "x": 5}, {"id": 3, "x": 0}):
+        write_deltalake(str(path), pyarrow.Table.from_pylist([row], schema=schema), mode="append",
+                        configuration=delta.FEED)
+    return ["--table", f"t={path}", "--sql", write(folder, "tenths.sql", "SELECT id, 10 / x AS y FROM t"), "--out",
+            str(out)]
+
+
 @pytest.mark.slow
 def test_a_value_spark_sql_refuses_stops_the_follow_at_its_version_with_nothing_written(
         spark, tmp_path, capsys) -> None:
-    from deltalake import write_deltalake
-
-    path = tmp_path / "t"
-    schema = pyarrow.schema([("id", pyarrow.int64()), ("x", pyarrow.int32())])
-    for row in ({"id": 1, "x": 2}, {"id": 2, "x": 5}, {"id": 3, "x": 0}):  # x = 0 arrives at version 2
-        write_deltalake(str(path), pyarrow.Table.from_pylist([row], schema=schema), mode="append",
-                        configuration=delta.FEED)
-    sql = write(tmp_path, "tenths.sql", "SELECT id, 10 / x AS y FROM t")
     out = tmp_path / "feed"
-    given = ["--table", f"t={path}", "--sql", sql, "--out", str(out)]
+    given = tenths(tmp_path, out)
     assert main(["follow", *given, "--available-now"]) == 2
     assert one_error(capsys).startswith(
         "error: query tenths fails at version 2 of tables (table t's commit 2): [DIVIDE_BY_ZERO] Division by zero "
@@ -385,6 +391,22 @@ def test_a_value_spark_sql_refuses_stops_the_follow_at_its_version_with_nothing_
     assert capsys.readouterr().out.splitlines()[-1] == "2 versions checked, 0 differences"
     assert main(["follow", *given, "--available-now"]) == 2  # a restart stops there again
     assert "fails at version 2" in one_error(capsys)
+
+
+@pytest.mark.slow
+def test_a_value_spark_sql_refuses_on_the_executors_stops_the_follow_naming_query_version_and_row(
+        spark, tmp_path, capsys) -> None:
+    """With the state on the executors, a step that meets such a value fails its micro-batch on an executor;
+    the follow stops with the driver's follow's one line (query, version, commit, SQL's row), not Spark's trace,
+    and writes nothing for that micro-batch, the first load here: no output table, the checkpoint at no version."""
+    out = tmp_path / "feed"
+    given = ["--state", "executors", *tenths(tmp_path, out)]
+    assert main(["follow", *given, "--available-now"]) == 2
+    assert one_error(capsys).startswith(
+        "error: query tenths fails at version 2 of tables (table t's commit 2): [DIVIDE_BY_ZERO] Division by zero "
+        "(in the row (3, 0)), as Spark SQL fails on this data; nothing is written for version 2 (the outputs and "
+        "checkpoint stay at version -1)")
+    assert not (out / "tenths").exists()
 
 
 @pytest.mark.slow

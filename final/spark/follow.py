@@ -130,6 +130,25 @@ class FollowError(ValueError):
     """A log folder, checkpoint or output the follow cannot use: the message names it and says what to do."""
 
 
+def commit_name(table: str) -> str:
+    """How a message names the source of a bound commit: a table, or a change log's commit markers."""
+    return f"the log's commit markers ({MARKERS})" if table == MARKERS else f"table {table}"
+
+
+def data_error(query: str, version: int, dataset: str, bindings: Sequence[Bound], refused: object,
+               applied: int) -> FollowError:
+    """The error that stops a follow where query ``query`` raises at ``version`` of ``dataset`` for a value, as
+    Spark SQL does on the same data (``refused``, a ``SqlRuntimeError`` naming the row): the commits bound to
+    that version, and that nothing is written for it (the outputs and checkpoint stay at ``applied``)."""
+    commits = ", ".join(f"{commit_name(bound.table)}'s commit {bound.commit}" for bound in bindings
+                        if bound.first <= version <= bound.last)
+    return FollowError(
+        f"query {query} fails at version {version} of {dataset} ({commits}): {refused}, as Spark SQL fails on this "
+        f"data; nothing is written for version {version} (the outputs and checkpoint stay at version {applied}). A "
+        f"bound version is bound for good: make the query take such values (a CASE, or a WHERE that leaves their "
+        f"rows out) and follow it with a new --out and --checkpoint")
+
+
 class Stopped(Exception):
     """Raised in a micro-batch that begins after a stop was asked for, so Spark does not mark it done."""
 
@@ -642,7 +661,7 @@ class Follower:
             raise FollowError(str(error)) from None
 
     def _name(self, commit: Commit) -> str:
-        return f"the log's commit markers ({MARKERS})" if commit.table == MARKERS else f"table {commit.table}"
+        return commit_name(commit.table)
 
     # The stream.
 
@@ -837,15 +856,7 @@ class Follower:
             refused = runtime_cause(error)
             if refused is None:
                 raise
-            commits = ", ".join(f"{self._name(Commit(bound.table, bound.commit, 0))}'s commit {bound.commit}"
-                                for bound in self.bindings if bound.first <= version <= bound.last)
-            raise FollowError(
-                f"query {query.name} fails at version {version} of {self.dataset} ({commits}): {refused}, as Spark "
-                f"SQL fails on this data; nothing is written for version {version} (the outputs and checkpoint "
-                f"stay at version {self.applied}). A bound version is bound for good: make the query take such "
-                f"values (a CASE, or a WHERE that leaves their rows out) and follow it with a new --out and "
-                f"--checkpoint"
-            ) from None
+            raise data_error(query.name, version, self.dataset, self.bindings, refused, self.applied) from None
 
     def _write_state(self, path: str) -> None:
         with open(path, "w") as file:

@@ -58,8 +58,10 @@ from ..follow import (
     _Stop,
     _write_json,
     applied_version,
+    binding,
     check_record,
     commit_output,
+    data_error,
     held_tables,
     output_table_schema,
     over_held,
@@ -68,6 +70,7 @@ from ..outputs import remove_leftovers, replace_file
 from ..tables_and_queries import DATASETS
 from .changes import MULTIPLICITY, QUERY, ROW, VERSION, ChangeStream, bound_commits, decoded_row
 from .lowering import check_placement, lowered
+from .steps import ValueRefused
 
 if TYPE_CHECKING:
     import pyarrow
@@ -254,10 +257,10 @@ def follow_on_executors(spark: SparkSession, followed: Sequence[Followed], out: 
         PlacementError: a step of a query cannot run on the executors yet (before any stream starts).
         FollowError: a data set's tables are a Parquet change log; a checkpoint belongs to other queries, or to a
             follow that keeps its state in the driver (``follow.check_record``); with ``available_now``, a
-            commit there at the start was left.
+            commit there at the start was left; a query raises for a value at a version, as Spark SQL does on
+            the same data (``follow.data_error``: nothing is written for that micro-batch).
         FollowStopped: a signal stopped the follow (its ``status`` is 130 or 143).
-        StreamingQueryException: a micro-batch failed (a commit that fails its checks, a value Spark SQL
-            raises an error for).
+        StreamingQueryException: a micro-batch failed (a commit that fails its checks).
     """
     checkpoint = checkpoint or os.path.join(out, "_checkpoint")
     for each in followed:
@@ -281,28 +284,42 @@ def follow_on_executors(spark: SparkSession, followed: Sequence[Followed], out: 
             streams.append(start(spark, each, over_held(each.queries, held), out, state, record["follow"], held,
                                  available_now, trigger_seconds, log))
             if available_now:
-                _await(streams[-1:], stop, checkpoint, [each.dataset])
+                _await(streams[-1:], stop, checkpoint, [each])
                 _check_reached(checkpoint, each, present)
         if not available_now:
-            _await(streams, stop, checkpoint, [each.dataset for each in followed])
+            _await(streams, stop, checkpoint, followed)
     return {each.dataset: applied_version(checkpoint, each.dataset) for each in followed}
 
 
-def _await(streams: list[StreamingQuery], stop: _Stop, checkpoint: str, datasets: list[str]) -> None:
-    """Wait for ``streams`` (of ``datasets``) to end, or for a signal: then stop them.
+def _await(streams: list[StreamingQuery], stop: _Stop, checkpoint: str, followed: Sequence[Followed]) -> None:
+    """Wait for ``streams`` (of the data sets ``followed``) to end, or for a signal: then stop them.
 
     Raises:
         FollowStopped: a signal arrived.
-        StreamingQueryException: a micro-batch failed.
+        FollowError: a query's step raised for a value at a version, as Spark SQL does on the same data
+            (``steps.ValueRefused``), which failed its micro-batch.
+        StreamingQueryException: a micro-batch failed otherwise.
     """
-    while not all(stream.awaitTermination(0.5 / len(streams)) for stream in streams):
-        if stop.signal is None:
-            continue
-        for stream in streams:
-            stream.stop()
-        where = "; ".join(f"{name} written through version {applied_version(checkpoint, name)}" for name in datasets)
-        raise FollowStopped(f"follow: stopped by {signal.Signals(stop.signal).name} ({where}); start it again with "
-                            f"the same --out and --checkpoint to go on", STOP_STATUS[stop.signal])
+    from pyspark.errors import StreamingQueryException
+
+    try:
+        while not all(stream.awaitTermination(0.5 / len(streams)) for stream in streams):
+            if stop.signal is None:
+                continue
+            for stream in streams:
+                stream.stop()
+            where = "; ".join(f"{each.dataset} written through version {applied_version(checkpoint, each.dataset)}"
+                              for each in followed)
+            raise FollowStopped(f"follow: stopped by {signal.Signals(stop.signal).name} ({where}); start it again "
+                                f"with the same --out and --checkpoint to go on", STOP_STATUS[stop.signal])
+    except StreamingQueryException as failed:
+        found = ValueRefused.found_in(str(failed))
+        if found is None:
+            raise
+        query, version, refused = found
+        dataset = next(each.dataset for each in followed if any(query == one.name for one in each.queries))
+        raise data_error(query, version, dataset, binding(checkpoint, dataset), refused,
+                         applied_version(checkpoint, dataset)) from None
 
 
 def _check_reached(checkpoint: str, followed: Followed, present: dict[str, int]) -> None:

@@ -39,9 +39,11 @@ made from (``binary_joins``), each keyed by its own key.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import operator
 import pickle
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -52,6 +54,7 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from ...collection import Collection
 from ...operators.aggregate import Aggregates
 from ...operators.reduce import NOTHING
+from ..sql.errors import SqlRuntimeError, runtime_cause
 from ..sql.expressions import conjunction
 from ..sql.logical import (
     Aggregate,
@@ -105,6 +108,41 @@ _compiled: dict[tuple[str, str], list[Plan]] = {}
 
 class StepError(RuntimeError):
     """A worker's plan of a query is not the driver's: the node at a step's place is of another kind."""
+
+
+class ValueRefused(ArithmeticError):
+    """A value Spark SQL raises an error for (``SqlRuntimeError``: a division by zero, an overflow, a cast that
+    fails), met by a step of query ``query`` at ``version`` on an executor.
+
+    It fails the micro-batch, and its line is in the error Spark gives the
+    driver, which finds it there (``found_in``) and stops the follow as the
+    driver's follow stops at such a value (``follow.data_error``).
+    """
+
+    LINE = re.compile(r"ValueRefused: query (?P<query>.+?) fails at version (?P<version>\d+): (?P<refused>.*)")
+
+    def __init__(self, query: str, version: int, refused: SqlRuntimeError) -> None:
+        super().__init__(f"query {query} fails at version {version}: {refused}")
+
+    @classmethod
+    def found_in(cls, text: str) -> tuple[str, int, str] | None:
+        """The query, version and refusal of the ``ValueRefused`` that ``text`` (a failed micro-batch's error,
+        with its Python trace) reports, if it reports one."""
+        found = cls.LINE.search(text)
+        return None if found is None else (found["query"], int(found["version"]), found["refused"])
+
+
+@contextlib.contextmanager
+def refusing(recipe: Recipe, version: int) -> Iterator[None]:
+    """A value the body raises a ``SqlRuntimeError`` for (even wrapped, as ``final/``'s operators wrap what a
+    function raises) as a ``ValueRefused`` of ``recipe``'s query at ``version``."""
+    try:
+        yield
+    except Exception as error:
+        refused = runtime_cause(error)
+        if refused is None:
+            raise
+        raise ValueRefused(recipe[0], version, refused) from None
 
 
 def plan_nodes(recipe: Recipe) -> list[Plan]:
@@ -170,15 +208,19 @@ def row_step(node: Plan) -> Callable[[tuple], tuple | None]:
     return lambda row: row  # a Rename names the same rows; a Sort keeps every row
 
 
-def chain(recipe: Recipe, steps: Sequence[int]) -> Callable[[tuple], tuple | None]:
-    """The stateless steps at ``steps`` (bottom first) as one function of a row."""
+def chain(recipe: Recipe, steps: Sequence[int]) -> Callable[[int, tuple], tuple | None]:
+    """The stateless steps at ``steps`` (bottom first) as one function of a change's version and row; a value
+    Spark SQL refuses raises ``ValueRefused`` at that version."""
     fns = [row_step(step(recipe, index, STATELESS)) for index in steps]
 
-    def through(row: tuple) -> tuple | None:
-        for fn in fns:
-            row = fn(row)
-            if row is None:
-                return None
+    def through(version: int, row: tuple) -> tuple | None:
+        try:
+            for fn in fns:
+                row = fn(row)
+                if row is None:
+                    return None
+        except SqlRuntimeError as refused:
+            raise ValueRefused(recipe[0], version, refused) from None
         return row
 
     return through
@@ -231,9 +273,10 @@ class GroupBy(StatefulProcessor):
         out: dict[tuple[int, tuple], int] = {}
         for version in sorted(versions):
             shown = self.whole and last >= 0 and not groups  # the row over no rows, given before this version
-            for pair, multiplicity in apply(groups, key_of, [versions[version]]):
-                made = (version, make_row(pair))
-                out[made] = out.get(made, 0) + multiplicity
+            with refusing(self.recipe, version):
+                for pair, multiplicity in apply(groups, key_of, [versions[version]]):
+                    made = (version, make_row(pair))
+                    out[made] = out.get(made, 0) + multiplicity
             if self.whole and shown != (not groups):
                 made = (version, self.grouping.empty())
                 out[made] = out.get(made, 0) + (-1 if shown else 1)
@@ -310,7 +353,7 @@ class KeyedBy:
         for batch in batches:
             groups: dict[tuple[int, int], list[tuple[bytes, tuple, int]]] = defaultdict(list)
             for version, multiplicity, row in changes_of(batch):
-                row = through(row)
+                row = through(version, row)
                 if row is not None:
                     found = shuffle_key(key(row))
                     groups[key_group(found), version].append((found, row, multiplicity))
@@ -375,14 +418,15 @@ class KeyedStep(StatefulProcessor):
                             f"key group's changes must come in version order (a micro-batch's, in one call)")
         out: dict[tuple[int, tuple], int] = defaultdict(int)
         for version in sorted(versions):
-            for found, changes in versions[version].items():
-                inputs = group.get(found) or [{} for _ in range(self.sides)]
-                for made, multiplicity in self._change(inputs, changes):
-                    out[version, made] += multiplicity
-                if any(inputs):
-                    group[found] = inputs
-                else:
-                    group.pop(found, None)
+            with refusing(self.recipe, version):
+                for found, changes in versions[version].items():
+                    inputs = group.get(found) or [{} for _ in range(self.sides)]
+                    for made, multiplicity in self._change(inputs, changes):
+                        out[version, made] += multiplicity
+                    if any(inputs):
+                        group[found] = inputs
+                    else:
+                        group.pop(found, None)
         if group:
             self.state.update((pickle.dumps((max(versions), group), PICKLE),))
         else:
@@ -444,7 +488,7 @@ class Through:
         through = chain(self.recipe, self.steps)
         for batch in batches:
             yield change_batch([(version, multiplicity, made) for version, multiplicity, row in changes_of(batch)
-                                if (made := through(row)) is not None])
+                                if (made := through(version, row)) is not None])
 
 
 class Output:
@@ -461,7 +505,7 @@ class Output:
         for batch in batches:
             out: dict[tuple[int, tuple], int] = {}
             for version, multiplicity, row in changes_of(batch):
-                made = through(row)
+                made = through(version, row)
                 if made is not None:
                     out[version, made] = out.get((version, made), 0) + multiplicity
             changes = change_batch([(version, multiplicity, row) for (version, row), multiplicity in out.items()
