@@ -267,6 +267,12 @@ class Measured:
     state_bytes: int = 0
     verified: str = ""
 
+    def line(self) -> str:
+        """The numbers as soon as they are measured (the table, with ratios, comes at the end)."""
+        return (f"{self.state}, P = {self.partitions}: first load {self.load:.1f} s, restart {self.restart:.1f} s, "
+                f"peak RSS {self.driver_kib / 1024:,.0f} / {self.jvm_kib / 1024:,.0f} MiB, commits "
+                f"{', '.join(f'{took:.1f}' for took in self.small)} s, checkpoint {self.state_bytes / 2**20:,.0f} MiB")
+
 
 def follow_command(paths: dict[str, str], folder: str, out: str, state: str, partitions: int) -> list[str]:
     """The command line of a follow of the three queries over the tables ``paths`` into ``out``."""
@@ -344,6 +350,7 @@ def measure(count: int, seed: int, verify: bool, states: list[str], partitions: 
     for state in states:
         for each in partitions if state == "executors" else partitions[:1]:
             runs.append(follow_and_restart(paths, folder, state, each, seed, first_id))
+            print(runs[-1].line(), flush=True)
             first_id += 3 * SMALL_COMMIT
             if verify:
                 out = os.path.join(folder, f"out-{state}-{each}")
@@ -351,6 +358,7 @@ def measure(count: int, seed: int, verify: bool, states: list[str], partitions: 
                                           *tables_and_queries(paths, folder), "--out", out],
                                          capture_output=True, text=True)
                 runs[-1].verified = f"exit {checked.returncode}: {checked.stdout.strip().splitlines()[-1:]}"
+                print(f"  verify: {runs[-1].verified}", flush=True)
     cold, warm = from_scratch(paths)
 
     print(f"orders: {count:,} (+{count // 1000:,} repeated), customers {CUSTOMERS:,}, products {PRODUCTS:,}")

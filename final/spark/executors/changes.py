@@ -271,10 +271,10 @@ class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             yield pyarrow.RecordBatch.from_arrays([pyarrow.array([START], pyarrow.string()), *start.columns],
                                                   names=[TABLE, *start.schema.names])
         for log in sources.read_commit_logs(partition.folder, commit, checkers):
-            changes = [(partition.version, change.multiplicity, sql_row(change.record, floats))
-                       for change in log.changes()]
-            for first in range(0, len(changes), BATCH_ROWS):
-                batch = change_batch(changes[first:first + BATCH_ROWS])
+            for first in range(0, log.arrow.num_rows, BATCH_ROWS):  # a slice's rows at a time as Python objects
+                piece = sources.CheckedLog(log.table, log.arrow.slice(first, BATCH_ROWS))
+                batch = change_batch([(partition.version, change.multiplicity, sql_row(change.record, floats))
+                                      for change in piece.changes()])
                 table = pyarrow.array([log.table] * batch.num_rows, pyarrow.string())
                 yield pyarrow.RecordBatch.from_arrays([table, *batch.columns], names=[TABLE, *batch.schema.names])
 
@@ -283,4 +283,5 @@ class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 
 BATCH_ROWS = 10_000
-"""Rows per Arrow batch a commit is handed to Spark in: a large first commit is not one batch of every row."""
+"""Rows per Arrow batch a commit is handed to Spark in, and made Python objects at a time: a large first commit is
+neither one batch nor a worker's memory's worth of tuples."""
