@@ -444,8 +444,10 @@ def points(path: Path, commits: list[list[dict]], schema: pyarrow.Schema, **opti
 POINTS = pyarrow.schema([("id", pyarrow.int64()), ("x", pyarrow.int32())])
 
 POINT_QUERIES = {"totals": "SELECT COUNT(*) AS n, SUM(x) AS total FROM p", "everything": "SELECT * FROM p",
-                 "ids": "SELECT COUNT(DISTINCT id) AS ids FROM p", "positive": "SELECT id FROM p WHERE x > 0"}
-"""Over a table ``p (id BIGINT, x INT)``: SUM(x) is a BIGINT whether x is an INT or a BIGINT, SELECT * returns x."""
+                 "ids": "SELECT COUNT(DISTINCT id) AS ids FROM p", "positive": "SELECT id FROM p WHERE x > 0",
+                 "bumped": "SELECT id, CAST(x + 1 AS BIGINT) AS next FROM p WHERE x > 0"}
+"""Over a table ``p (id BIGINT, x INT)``: SUM(x) is a BIGINT whether x is an INT or a BIGINT, SELECT * returns x;
+``x + 1`` overflows an INT where x is 2,147,483,647 and not a BIGINT, and is a BIGINT once cast."""
 
 
 def point_follow(tmp_path: Path, table: Path, names: list[str], out: str = "feed") -> list[str]:
@@ -515,6 +517,52 @@ def test_a_widened_column_is_followed_unless_a_querys_result_type_changes(spark,
         f"error: table p ({table}), commit 2 (_delta_log/00000000000000000002.json): column x is widened from INT to "
         f"BIGINT, and query everything reads it: its column x would be BIGINT, and its output table holds INT. An "
         f"output table keeps its columns' types: follow the query with a new --out and --checkpoint\n")
+
+
+@pytest.mark.slow
+def test_a_widened_column_starts_the_stream_on_the_executors_again_compiled_over_the_wider_type(
+        spark, tmp_path, capsys) -> None:
+    """With the state on the executors, the source stops before the commit that widens x from INT to BIGINT,
+    and the follow starts its stream again with every step compiled over BIGINT: ``x + 1`` of 2,147,483,647 is
+    not an INT overflow there (it was, with the steps compiled over INT); Spark SQL agrees at every version. A
+    query whose result type would change stops the follow, naming the table, the column and the commit, and so
+    does a commit that drops a column a query reads (found by the executor that reads it)."""
+    from deltalake import DeltaTable, write_deltalake
+
+    table = tmp_path / "p"
+    points(table, [[{"id": 1, "x": 1}], [{"id": 2, "x": -5}]], POINTS)
+    going, stopping = point_follow(tmp_path, table, ["totals", "bumped"]), point_follow(
+        tmp_path, table, ["everything"], "star")
+    assert main(["follow", "--state", "executors", *going, "--available-now"]) == 0
+    assert main(["follow", "--state", "executors", *stopping, "--available-now"]) == 0
+    rows = pyarrow.table(DeltaTable(str(table)).to_pyarrow_table())
+    wide = pyarrow.schema([("id", pyarrow.int64()), ("x", pyarrow.int64())])
+    write_deltalake(str(table), pyarrow.concat_tables([rows.cast(wide), pyarrow.Table.from_pylist(
+        [{"id": 3, "x": 2 ** 40}], schema=wide)]), mode="overwrite", schema_mode="overwrite")
+    points(table, [[{"id": 4, "x": 2 ** 31 - 1}]], wide)
+    capsys.readouterr()
+    assert main(["follow", "--state", "executors", *going, "--available-now"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert "tables: the queries compiled again for the widened columns (id BIGINT, x BIGINT) at version 1; the " \
+           "stream starts again" in printed
+    assert printed[-1].startswith("followed: tables through version 3")
+    bumped = pyarrow.table(DeltaTable(str(tmp_path / "feed" / "bumped")).to_pyarrow_table()).to_pylist()
+    assert sorted((row["id"], row["next"]) for row in bumped) == [(1, 2), (3, 2 ** 40 + 1), (4, 2 ** 31)]
+    assert main(["verify", *going]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "8 versions checked, 0 differences"
+    assert main(["follow", "--state", "executors", *stopping, "--available-now"]) == 2
+    assert one_error(capsys) == (
+        f"error: table p ({table}), commit 2 (_delta_log/00000000000000000002.json): column x is widened from INT to "
+        f"BIGINT, and query everything reads it: its column x would be BIGINT, and its output table holds INT. An "
+        f"output table keeps its columns' types: follow the query with a new --out and --checkpoint\n")
+
+    # x dropped: the executor that reads the commit refuses it, and the follow says why in one line.
+    rows = pyarrow.table(DeltaTable(str(table)).to_pyarrow_table()).drop_columns(["x"])
+    write_deltalake(str(table), rows, mode="overwrite", schema_mode="overwrite")
+    assert main(["follow", "--state", "executors", *going, "--available-now"]) == 2
+    assert one_error(capsys).startswith(
+        f"error: table p ({table}), commit 4 (_delta_log/00000000000000000004.json): column x is gone (the table had "
+        f"it, BIGINT); queries bumped, totals read it: put the column back")
 
 
 @pytest.mark.slow

@@ -263,6 +263,16 @@ def reads_of(query: Query, tables: Mapping[str, Table]) -> dict[str, dict[str, s
             for table in query.inputs}
 
 
+def readers_of(queries: Sequence[Query], tables: Mapping[str, Table], table: str) -> dict[str, list[str]]:
+    """The queries (names) that read each column of ``table`` as ``tables`` hold it (``LogChecker``'s
+    ``readers``): a column no query reads may change or go."""
+    readers: dict[str, list[str]] = {name: [] for name in tables[table].names}
+    for query in queries:
+        for name in reads_of(query, tables).get(table, {}):
+            readers[name].append(query.name)
+    return readers
+
+
 def held_tables(record: Mapping, dataset: str) -> dict[str, Table]:
     """Each table of ``dataset`` as a follow's ``record`` holds it: its columns and types as recorded (``tables``),
     each table's key the catalog's; the catalog's table where the record has none."""
@@ -429,6 +439,44 @@ def _write_json(path: str, value: object) -> None:
 DELTA_FORBIDDEN = " ,;{}()\n\t="
 """The characters a Delta table's column names cannot hold without column mapping (Spark's Delta writer refuses
 them, and so does a follow, which writes tables any Delta reader reads)."""
+
+
+def widened_tables(queries: Sequence[Query], tables: Mapping[str, Table], widened: Sequence[sources.Widened]
+                   ) -> tuple[dict[str, Table], tuple[Query, ...]]:
+    """``tables`` (as a follow holds them) with the columns ``widened`` in their wider types, and ``queries``
+    (compiled over ``tables``) compiled over those.
+
+    Raises:
+        FollowError: a query's result would change type (an output table keeps its columns' types): the message
+            names the commit, the column and the query.
+    """
+    wider = dict(tables)
+    for event in widened:
+        kind = sql_type(event.after)
+        wider[event.table] = replace(wider[event.table], columns=tuple(
+            (name, kind if name == event.column else before) for name, before in wider[event.table].columns))
+    again = over_held(queries, wider)
+    for before, after in zip(queries, again, strict=True):
+        was, now = getattr(before, "types", ()), getattr(after, "types", ())
+        changed = [position for position, (old, new) in enumerate(zip(was, now, strict=True)) if old != new]
+        if changed:
+            read = reads_of(before, tables)
+            event = next((event for event in widened if event.column in read.get(event.table, {})), widened[0])
+            column = output_columns(before)[changed[0]]
+            raise FollowError(
+                f"{event.where}: column {event.column} is widened from {sql_words(event.before)} to "
+                f"{sql_words(event.after)}, and query {before.name} reads it: its column {column} would be "
+                f"{now[changed[0]].upper()}, and its output table holds {was[changed[0]].upper()}. An output "
+                f"table keeps its columns' types: follow the query with a new --out and --checkpoint")
+    return wider, again
+
+
+def record_held(state: str, followed: Followed, tables: Mapping[str, Table], kept: Mapping[str, str]) -> None:
+    """Record in ``state/queries.json`` (a data set's checkpoint) that its follow now holds ``tables``, with what
+    ``followed``'s queries read of them (``query_record``) and the record's ``kept`` entries (the follow's
+    identity; where it keeps its state)."""
+    record = {**query_record(followed, tables), **kept}
+    replace_file(os.path.join(state, "queries.json"), lambda temporary: _write_json(temporary, record))
 
 
 def output_columns(query: Query) -> list[str]:
@@ -646,12 +694,8 @@ class Follower:
         read which column."""
         import pyarrow
 
-        readers: dict[str, list[str]] = {name: [] for name in self.tables[table].names}
-        for query in self.queries:
-            for name in reads_of(query, self.tables).get(table, {}):
-                readers[name].append(query.name)
         schema = pyarrow.schema([pyarrow.field(name, arrow_type(kind)) for name, kind in self.tables[table].columns])
-        return LogChecker(table, schema, readers)
+        return LogChecker(table, schema, readers_of(self.queries, self.tables, table))
 
     def _read(self, commit: Commit) -> list[Change]:
         """``commit``'s changes, checked after the commits read before it (``checkers``)."""
@@ -751,26 +795,8 @@ class Follower:
         Raises:
             FollowError: a query's result would change type (an output table keeps its columns' types).
         """
-        tables = dict(self.tables)
-        for event in widened:
-            kind = sql_type(event.after)
-            tables[event.table] = replace(tables[event.table], columns=tuple(
-                (name, kind if name == event.column else before) for name, before in tables[event.table].columns))
-        queries = over_held(self.queries, tables)
-        for before, after in zip(self.queries, queries, strict=True):
-            was, now = getattr(before, "types", ()), getattr(after, "types", ())
-            changed = [position for position, (old, new) in enumerate(zip(was, now, strict=True)) if old != new]
-            if changed:
-                read = reads_of(before, self.tables)
-                event = next((event for event in widened if event.column in read.get(event.table, {})), widened[0])
-                column = output_columns(before)[changed[0]]
-                raise FollowError(
-                    f"{event.where}: column {event.column} is widened from {sql_words(event.before)} to "
-                    f"{sql_words(event.after)}, and query {before.name} reads it: its column {column} would be "
-                    f"{now[changed[0]].upper()}, and its output table holds {was[changed[0]].upper()}. An output "
-                    f"table keeps its columns' types: follow the query with a new --out and --checkpoint")
-        record = {**query_record(Followed(self.dataset, self.folder, queries), tables), "follow": self.identity}
-        replace_file(os.path.join(self.state, "queries.json"), lambda temporary: _write_json(temporary, record))
+        tables, queries = widened_tables(self.queries, self.tables, widened)
+        record_held(self.state, Followed(self.dataset, self.folder, queries), tables, {"follow": self.identity})
         self.tables = tables
         read = [event for event in widened
                 if any(event.column in reads_of(query, tables).get(event.table, {}) for query in queries)]

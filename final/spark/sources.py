@@ -650,7 +650,7 @@ def read_commit_logs(folder: str, commit: Commit, checkers: dict[str, LogChecker
     from . import delta
 
     path = table_path(folder, commit.table)
-    where = f"table {commit.table} ({path}), commit {commit.number} ({DELTA_LOG}/{commit.number:020d}.json)"
+    where = _delta_commit(path, commit)
     table = DeltaTable(path, version=commit.number)  # its feed in the table's schema then
     if table.metadata().configuration.get("delta.enableChangeDataFeed", "").lower() != "true":
         raise CommitError(f"{where}: the table has no change data feed; create it with the property "
@@ -667,6 +667,58 @@ def read_commit_logs(folder: str, commit: Commit, checkers: dict[str, LogChecker
     if commit.table not in checkers:  # made only when needed: a worker knows no bound table's columns itself
         checkers[commit.table] = LogChecker(commit.table)
     return [checkers[commit.table].take([(feed, where)], version=commit.number)]
+
+
+def _delta_commit(path: str, commit: Commit) -> str:
+    """How a message names Delta commit ``commit`` of the table at ``path``."""
+    return f"table {commit.table} ({path}), commit {commit.number} ({DELTA_LOG}/{commit.number:020d}.json)"
+
+
+def _changes_schema(path: str, number: int) -> bool:
+    """Whether Delta commit ``number`` of the table at ``path`` sets the table's schema: its log entry has a
+    ``metaData`` action (the first commit's does)."""
+    entry = os.path.join(path, DELTA_LOG, f"{number:020d}.json")
+    if not os.path.exists(entry):
+        return False
+    with open(entry) as file:
+        return any('"metaData"' in line for line in file)
+
+
+def _schema_at(path: str, number: int) -> pyarrow.Schema:
+    """The schema of the Delta table at ``path`` as of its commit ``number``, from its log."""
+    import pyarrow
+    from deltalake import DeltaTable
+
+    return pyarrow.schema(DeltaTable(path, version=number).schema().to_arrow())
+
+
+def types_before(folder: str, commit: Commit) -> dict[str, pyarrow.DataType]:
+    """Each column's type in a Delta table's schema just before ``commit``, where ``commit`` changes the schema
+    (none otherwise, nor before a table's first commit): what ``LogChecker.types`` holds when it takes the
+    commit after the one before it, for a commit read on its own (an executor's), so that a column the commit
+    drops is told from one the table never had."""
+    path = table_path(folder, commit.table)
+    if commit.number == 0 or not _changes_schema(path, commit.number):
+        return {}
+    return {field.name: field.type for field in _schema_at(path, commit.number - 1)}
+
+
+def widened_at(folder: str, commit: Commit, columns: Sequence[tuple[str, str]]) -> list[Widened]:
+    """The columns of ``columns`` (a Delta table's as a follow holds them: names and SQL types) that ``commit``
+    widens, as Delta's type widening allows (``widens``), found in its schema without reading its rows; none for
+    a commit that does not change the table's schema (its log entry has no ``metaData`` action). A change that
+    is no widening is left to ``LogChecker`` when the commit is read."""
+    path = table_path(folder, commit.table)
+    if not _changes_schema(path, commit.number):
+        return []
+    schema = _schema_at(path, commit.number)
+    found = []
+    for name, kind in columns:
+        held = arrow_type(kind)
+        if name in schema.names and schema.field(name).type != held and widens(held, schema.field(name).type):
+            found.append(Widened(commit.table, name, held, schema.field(name).type, _delta_commit(path, commit),
+                                 commit.number))
+    return found
 
 
 def _read_parquet(path: str) -> pyarrow.Table:

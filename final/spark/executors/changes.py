@@ -164,13 +164,14 @@ def key_group(key: bytes) -> int:
 
 class CommitPartition(InputPartition):
     """One commit of one table, bound to ``version`` of the data set: an executor's task reads it whole, in
-    ``columns`` (the table's, as the follow holds them: ``(name, Spark SQL type)``)."""
+    ``columns`` (the table's, as the follow holds them: ``(name, Spark SQL type)``); ``readers`` names the
+    queries that read each column (``sources.LogChecker``'s; None: every column is read)."""
 
     def __init__(self, folder: str, table: str, number: int, timestamp: int, version: int,
-                 columns: tuple[tuple[str, str], ...]) -> None:
+                 columns: tuple[tuple[str, str], ...], readers: dict[str, list[str]] | None) -> None:
         super().__init__(json.dumps([table, number]))
         self.folder, self.table, self.number, self.timestamp, self.version = folder, table, number, timestamp, version
-        self.columns = columns
+        self.columns, self.readers = columns, readers
 
 
 def bound_commits(folder: str, dataset: str, start: dict, end: dict, tables: Sequence[str] | None = None
@@ -198,7 +199,8 @@ class ChangeStream(DataSource):
     source runs in a Python worker that knows no table bound with ``--table``) and ``grace_ms`` (hold back the
     commits of the last that many milliseconds, so commits are bound in the order they were made); and
     ``columns``, a JSON object of each table's columns as the follow holds them (``[[name, type], ...]``; by
-    default the catalog's), in which an executor reads each commit.
+    default the catalog's), in which an executor reads each commit; ``readers``, of each table's columns and the
+    queries that read them (by default every column is read), so that a column no query reads may go.
     """
 
     @classmethod
@@ -213,7 +215,7 @@ class ChangeStream(DataSource):
                                                                                                   "{}")).items()}
         return _ChangeReader(self.options["folder"], self.options["dataset"],
                              int(self.options.get("grace_ms", "0")), json.loads(self.options.get("tables", "null")),
-                             columns)
+                             columns, json.loads(self.options.get("readers", "null")))
 
 
 class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -224,9 +226,10 @@ class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     for one micro-batch only (after a kill, the one its offset log holds, leaving later commits untaken)."""
 
     def __init__(self, folder: str, dataset: str, grace_ms: int, tables: list[str] | None,
-                 columns: dict[str, tuple[tuple[str, str], ...]]) -> None:
+                 columns: dict[str, tuple[tuple[str, str], ...]], readers: dict[str, dict[str, list[str]]] | None
+                 ) -> None:
         self.folder, self.dataset, self.grace_ms, self.tables = folder, dataset, grace_ms, tables
-        self.columns = columns
+        self.columns, self.readers = columns, readers
         self.target: dict[str, int] | None = None
         if sources.layout(folder, dataset, tables) != "delta":
             raise sources.CommitError(f"{folder}: state on the executors follows Delta tables; this data set is a "
@@ -245,16 +248,32 @@ class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.target is not None:
             newest = {table: min(number, self.target.get(table, -1)) for table, number in newest.items()}
         end = {table: delivered.get(table, -1) for table in newest}
-        for commit in sorted(sources.commits_between(self.folder, self.dataset, delivered, newest, self.tables),
-                             key=lambda found: (found.table, found.number)):
+        commits = sources.commits_between(self.folder, self.dataset, delivered, newest, self.tables)
+        for commit in sorted(commits, key=lambda found: (found.table, found.number)):
             if commit.number == end[commit.table] + 1 and (not self.grace_ms or commit.timestamp <= cut):
                 end[commit.table] = commit.number
+        self._before_widening(commits, end)
         bound = sum(end[table] - delivered.get(table, -1) for table in end)
         return {"version": start["version"] + bound, "commits": {table: n for table, n in end.items() if n >= 0}}
 
+    def _before_widening(self, commits: list[sources.Commit], end: dict[str, int]) -> None:
+        """Cut ``end`` before the first of ``commits`` (in binding order) that widens a column as held
+        (``sources.widened_at``), and before every commit after it: the steps are compiled for the columns'
+        types, so the follow starts its stream again over the wider ones (``run.follow_on_executors``) before
+        such a commit is read."""
+        for place, commit in enumerate(commits):
+            if commit.number > end[commit.table]:
+                continue
+            held = self.columns.get(commit.table) or TABLES[commit.table].columns
+            if sources.widened_at(self.folder, commit, held):
+                for later in commits[place:]:
+                    end[later.table] = min(end[later.table], later.number - 1)
+                return
+
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         return [CommitPartition(self.folder, commit.table, commit.number, commit.timestamp, version,
-                                self.columns.get(commit.table) or TABLES[commit.table].columns)
+                                self.columns.get(commit.table) or TABLES[commit.table].columns,
+                                None if self.readers is None else self.readers.get(commit.table, {}))
                 for commit, version in bound_commits(self.folder, self.dataset, start, end, self.tables)]
 
     def read(self, partition: CommitPartition) -> Iterator[pyarrow.RecordBatch]:
@@ -265,7 +284,9 @@ class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         commit = sources.Commit(partition.table, partition.number, partition.timestamp)
         floats = float_positions(partition.columns)
         schema = pyarrow.schema([pyarrow.field(name, arrow_type(kind)) for name, kind in partition.columns])
-        checkers = {partition.table: sources.LogChecker(partition.table, schema)}
+        checker = sources.LogChecker(partition.table, schema, partition.readers)
+        checker.types = sources.types_before(partition.folder, commit)  # as if it had taken the commit before
+        checkers = {partition.table: checker}
         if partition.version == 0:
             start = change_batch([(0, 0, ())])
             yield pyarrow.RecordBatch.from_arrays([pyarrow.array([START], pyarrow.string()), *start.columns],

@@ -40,10 +40,12 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import signal
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .. import delta, sources
@@ -65,12 +67,16 @@ from ..follow import (
     held_tables,
     output_table_schema,
     over_held,
+    readers_of,
+    record_held,
+    widened_tables,
 )
 from ..outputs import remove_leftovers, replace_file
+from ..sql.logical import nodes
 from ..tables_and_queries import DATASETS
 from .changes import MULTIPLICITY, QUERY, ROW, VERSION, ChangeStream, bound_commits, decoded_row
 from .lowering import check_placement, lowered
-from .steps import ValueRefused
+from .steps import ValueRefused, executors_plan
 
 if TYPE_CHECKING:
     import pyarrow
@@ -236,6 +242,7 @@ def start(spark: SparkSession, followed: Followed, queries: Sequence[SqlQuery], 
     source = (spark.readStream.format(ChangeStream.name()).option("folder", followed.folder)
               .option("dataset", dataset).option("tables", json.dumps(tables))
               .option("columns", json.dumps({table: held[table].columns for table in tables}))
+              .option("readers", json.dumps({table: readers_of(queries, held, table) for table in tables}))
               .option("grace_ms", "0" if available_now else "1000").load())
     changes = functools.reduce(lambda one, other: one.union(other), [lowered(query, source) for query in queries])
     trigger = {"availableNow": True} if available_now else {"processingTime": f"{trigger_seconds} seconds"}
@@ -251,16 +258,19 @@ def follow_on_executors(spark: SparkSession, followed: Sequence[Followed], out: 
     executors, each output the Delta table ``out/<query>`` (``DeltaSink``), a data set's checkpoint
     ``checkpoint/<dataset>`` (default ``out/_checkpoint``); the version each data set's outputs are written
     through. With ``available_now``, until every commit there when it starts is taken; otherwise until
-    stopped: in the main thread, SIGINT and SIGTERM stop the streams and raise ``FollowStopped``.
+    stopped: in the main thread, SIGINT and SIGTERM stop the streams and raise ``FollowStopped``. A commit that
+    widens a column a table is held with starts its data set's stream again over the wider type (``Following``).
 
     Raises:
         PlacementError: a step of a query cannot run on the executors yet (before any stream starts).
         FollowError: a data set's tables are a Parquet change log; a checkpoint belongs to other queries, or to a
             follow that keeps its state in the driver (``follow.check_record``); with ``available_now``, a
             commit there at the start was left; a query raises for a value at a version, as Spark SQL does on
-            the same data (``follow.data_error``: nothing is written for that micro-batch).
+            the same data (``follow.data_error``: nothing is written for that micro-batch); a commit fails its
+            checks (a column a query reads is gone or narrowed: ``sources.LogChecker``); a widened column would
+            change a query's result type or steps.
         FollowStopped: a signal stopped the follow (its ``status`` is 130 or 143).
-        StreamingQueryException: a micro-batch failed (a commit that fails its checks).
+        StreamingQueryException: a micro-batch failed otherwise.
     """
     checkpoint = checkpoint or os.path.join(out, "_checkpoint")
     for each in followed:
@@ -269,57 +279,152 @@ def follow_on_executors(spark: SparkSession, followed: Sequence[Followed], out: 
                               f"change log: follow them with --state driver")
         for query in each.queries:
             check_placement(query)
-    streams = []
+    running: list[Following] = []
     with _Stop() as stop:
         for each in followed:
             state = os.path.join(checkpoint, each.dataset)
             os.makedirs(state, exist_ok=True)
             remove_leftovers(state)
             record = check_record(checkpoint, each, write=True, state="executors")
-            held = held_tables(record, each.dataset)
             present = sources.newest_commits(each.folder, each.dataset)
             before = applied_version(checkpoint, each.dataset)
             if before >= 0:
                 log(f"{each.dataset}: restarted at version {before}, from Spark's checkpoint (offsets and state)")
-            streams.append(start(spark, each, over_held(each.queries, held), out, state, record["follow"], held,
-                                 available_now, trigger_seconds, log))
+            running.append(Following(spark, each, out, state, record, available_now, trigger_seconds, log))
             if available_now:
-                _await(streams[-1:], stop, checkpoint, [each])
+                _await(running[-1:], stop, checkpoint)
                 _check_reached(checkpoint, each, present)
         if not available_now:
-            _await(streams, stop, checkpoint, followed)
+            _await(running, stop, checkpoint)
     return {each.dataset: applied_version(checkpoint, each.dataset) for each in followed}
 
 
-def _await(streams: list[StreamingQuery], stop: _Stop, checkpoint: str, followed: Sequence[Followed]) -> None:
-    """Wait for ``streams`` (of the data sets ``followed``) to end, or for a signal: then stop them.
+class Following:
+    """One data set's stream (``start``), started again over the wider type when the next commit to bind widens
+    a column its tables are held with.
+
+    The steps are compiled for the columns' types as held, and the source
+    reads no commit that widens one (``changes._ChangeReader``): the stream
+    comes to that commit and takes nothing more. Then (``widened``) it is
+    stopped, the wider columns are recorded as held (``follow.widened_tables``,
+    which refuses a query whose result type would change), and the stream is
+    started again from its checkpoint with every step compiled over them. The
+    state is the same: the rows and aggregates held have the same values in
+    the wider type. A step's state is found by its place in the plan, so a
+    query whose steps the widening changes is refused.
+    """
+
+    POLL_SECONDS = 5.0
+    """How often an idle live stream looks for a widening commit it stopped at."""
+
+    def __init__(self, spark: SparkSession, followed: Followed, out: str, state: str, record: dict,
+                 available_now: bool, trigger_seconds: float, log: Callable[[str], None]) -> None:
+        self.spark, self.followed, self.out, self.state, self.log = spark, followed, out, state, log
+        self.identity, self.held = record["follow"], held_tables(record, followed.dataset)
+        self.available_now, self.trigger_seconds = available_now, trigger_seconds
+        self.polled = time.monotonic()
+        self.stream = self._start()
+
+    def _start(self) -> StreamingQuery:
+        return start(self.spark, self.followed, over_held(self.followed.queries, self.held), self.out, self.state,
+                     self.identity, self.held, self.available_now, self.trigger_seconds, self.log)
+
+    def due(self, ended: bool) -> bool:
+        """Whether to look for a widening commit now: the stream ended, or a live one is idle and was not
+        looked at for ``POLL_SECONDS``."""
+        now = time.monotonic()
+        if not ended and (now - self.polled < self.POLL_SECONDS or self.stream.status["isTriggerActive"]):
+            return False
+        self.polled = now
+        return True
+
+    def widened(self) -> bool:
+        """If the first commit after those bound widens a column as held, start the stream again over the wider
+        type, and say so; whether it did.
+
+        Raises:
+            FollowError: a query's result type, or its steps, would change with the wider type.
+        """
+        dataset, folder = self.followed.dataset, self.followed.folder
+        path = os.path.join(self.state, "binding.jsonl")
+        bound = {each.table: each.commit for each in (_read_bindings(path) if os.path.exists(path) else [])}
+        newest = sources.newest_commits(folder, dataset)
+        if all(number <= bound.get(table, -1) for table, number in newest.items()):
+            return False
+        first = sources.commits_between(folder, dataset, bound, newest)[0]
+        widened = sources.widened_at(folder, first, self.held[first.table].columns)
+        if not widened:
+            return False
+        self.stream.stop()
+        queries = over_held(self.followed.queries, self.held)
+        tables, again = widened_tables(queries, self.held, widened)
+        for before, after in zip(queries, again, strict=True):
+            if _steps(before) != _steps(after):
+                raise FollowError(f"{widened[0].where}: column {widened[0].column} is widened, and the steps of "
+                                  f"query {before.name} change with it; a step's state on the executors is found "
+                                  f"by its place: follow the query with a new --out and --checkpoint")
+        record_held(self.state, replace(self.followed, queries=again), tables,
+                    {"follow": self.identity, "state": "executors"})
+        self.held = tables
+        self.log(f"{dataset}: the queries compiled again for the widened columns "
+                 f"({'; '.join(tables[event.table].ddl for event in widened)}) at version "
+                 f"{applied_version(os.path.dirname(self.state), dataset)}; the stream starts again")
+        self.stream = self._start()
+        return True
+
+
+def _steps(query: SqlQuery) -> list[str]:
+    """The kinds of the steps of ``query``'s plan on the executors, by place."""
+    return [type(node).__name__ for node in nodes(executors_plan(query.plan))]
+
+
+FAILED = re.compile(r"^final\.spark\.(?:changelog\.ChangeLogError|sources\.CommitError): (.*)$", re.MULTILINE)
+"""The line a commit that fails its checks (``sources.LogChecker``, read on an executor) leaves in the error of
+the micro-batch it failed."""
+
+
+def _await(running: list[Following], stop: _Stop, checkpoint: str) -> None:
+    """Wait for the streams ``running`` to end (each started again where a commit widens a column), or for a
+    signal: then stop them.
 
     Raises:
         FollowStopped: a signal arrived.
         FollowError: a query's step raised for a value at a version, as Spark SQL does on the same data
-            (``steps.ValueRefused``), which failed its micro-batch.
+            (``steps.ValueRefused``), or a commit failed its checks, which failed its micro-batch; a widened
+            column would change a query (``Following.widened``).
         StreamingQueryException: a micro-batch failed otherwise.
     """
     from pyspark.errors import StreamingQueryException
 
+    datasets = [each.followed.dataset for each in running]
+    waiting = list(running)
     try:
-        while not all(stream.awaitTermination(0.5 / len(streams)) for stream in streams):
-            if stop.signal is None:
-                continue
-            for stream in streams:
-                stream.stop()
-            where = "; ".join(f"{each.dataset} written through version {applied_version(checkpoint, each.dataset)}"
-                              for each in followed)
-            raise FollowStopped(f"follow: stopped by {signal.Signals(stop.signal).name} ({where}); start it again "
-                                f"with the same --out and --checkpoint to go on", STOP_STATUS[stop.signal])
+        while waiting:
+            for each in list(waiting):
+                ended = each.stream.awaitTermination(0.5 / len(waiting))
+                if stop.signal is not None:
+                    for other in running:
+                        other.stream.stop()
+                    where = "; ".join(f"{name} written through version {applied_version(checkpoint, name)}"
+                                      for name in datasets)
+                    raise FollowStopped(f"follow: stopped by {signal.Signals(stop.signal).name} ({where}); start it "
+                                        f"again with the same --out and --checkpoint to go on",
+                                        STOP_STATUS[stop.signal])
+                if each.due(ended) and not each.widened() and ended:
+                    waiting.remove(each)
     except StreamingQueryException as failed:
-        found = ValueRefused.found_in(str(failed))
-        if found is None:
-            raise
-        query, version, refused = found
-        dataset = next(each.dataset for each in followed if any(query == one.name for one in each.queries))
-        raise data_error(query, version, dataset, binding(checkpoint, dataset), refused,
-                         applied_version(checkpoint, dataset)) from None
+        text = str(failed)
+        refused = ValueRefused.found_in(text)
+        if refused is not None:
+            query, version, why = refused
+            dataset = next(each.followed.dataset for each in running
+                           if any(query == one.name for one in each.followed.queries))
+            raise data_error(query, version, dataset, binding(checkpoint, dataset), why,
+                             applied_version(checkpoint, dataset)) from None
+        checked = FAILED.search(text)
+        if checked is not None:
+            raise FollowError(checked.group(1)) from None
+        raise
 
 
 def _check_reached(checkpoint: str, followed: Followed, present: dict[str, int]) -> None:

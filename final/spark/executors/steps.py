@@ -102,8 +102,9 @@ if TYPE_CHECKING:
 Recipe = tuple[str, str, dict]
 """``SqlQuery.recipe``: what a worker compiles a query again from (name, SQL text, tables)."""
 
-_compiled: dict[tuple[str, str], list[Plan]] = {}
-"""Each query this worker compiled: its plan's nodes, parents first."""
+_compiled: dict[tuple[str, str, tuple[str, ...]], list[Plan]] = {}
+"""Each query this worker compiled, by name, text and tables' columns (a widened column compiles it again): its
+plan's nodes, parents first."""
 
 
 class StepError(RuntimeError):
@@ -149,11 +150,12 @@ def plan_nodes(recipe: Recipe) -> list[Plan]:
     """The nodes of the query ``recipe`` compiles to (``logical.nodes``: parents first), compiled once per
     worker."""
     name, text, tables = recipe
-    found = _compiled.get((name, text))
+    held = (name, text, tuple(f"{table}: {tables[table].ddl}" for table in sorted(tables)))
+    found = _compiled.get(held)
     if found is None:
         from ..sql import compile_sql
 
-        found = _compiled[name, text] = nodes(executors_plan(compile_sql(text, tables, name).plan))
+        found = _compiled[held] = nodes(executors_plan(compile_sql(text, tables, name).plan))
     return found
 
 
