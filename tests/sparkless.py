@@ -28,16 +28,12 @@ from final.errors import DataflowError
 from final.spark.executors.changes import (
     KEY,
     MULTIPLICITY,
-    PACK,
     ROW,
-    SIDE,
     START,
     VERSION,
     change_batch,
     decoded_row,
-    key_group,
-    packed,
-    shuffle_key,
+    source_batch,
 )
 from final.spark.executors.steps import (
     KEYED,
@@ -46,6 +42,7 @@ from final.spark.executors.steps import (
     KeyedBy,
     KeyedStep,
     Output,
+    Started,
     Through,
     ValueRefused,
     executors_plan,
@@ -57,6 +54,10 @@ from final.spark.sql.logical import Aggregate, One, Plan, Scan, SetOperation, no
 
 Change = tuple[int, int, tuple]
 """``(version, multiplicity, row)``: a change between two steps."""
+
+Lowered = tuple[list, tuple[int, ...], "str | None"]
+"""A node's changes as ``lowering.Lowered`` has them: its changes (or, with a table, the source's ``(table,
+change)``s), the stateless steps still to run on them, and the table of the source they are to be taken from."""
 
 
 class KeyState:
@@ -92,49 +93,49 @@ class SparklessExecutors:
 
     def micro_batch(self, source: list[tuple[str, Change]]) -> list[Change]:
         """The query's output changes for ``source``'s changes (``(table, change)``, whole versions)."""
-        self.lowered: dict[int, tuple[list[Change], tuple[int, ...]]] = {}
-        changes, steps = self._lower(self.plan, source)
-        return self._map(Output(self.recipe, steps), changes)
+        self.lowered: dict[int, Lowered] = {}
+        changes, steps, table = self._lower(self.plan, source)
+        return self._map(Output(self.recipe, steps, table), changes, table)
 
-    def _lower(self, node: Plan, source: list[tuple[str, Change]]) -> tuple[list[Change], tuple[int, ...]]:
+    def _lower(self, node: Plan, source: list[tuple[str, Change]]) -> Lowered:
         """A node read by two parents (a CTE read twice) is computed once per micro-batch: its step keeps one
         state here, where Spark plans one operator for each reading."""
         if id(node) not in self.lowered:
             self.lowered[id(node)] = self._lower_once(node, source)
         return self.lowered[id(node)]
 
-    def _lower_once(self, node: Plan, source: list[tuple[str, Change]]) -> tuple[list[Change], tuple[int, ...]]:
+    def _lower_once(self, node: Plan, source: list[tuple[str, Change]]) -> Lowered:
         place = self.places[id(node)]
         self.kinds[type(node).__name__] += 1
-        if isinstance(node, Scan):
-            return [change for table, change in source if table == node.table], ()
-        if isinstance(node, One):
-            return [(version, 1, ()) for table, (version, _, _) in source if table == START], ()
+        if isinstance(node, (Scan, One)):  # the source's changes, the table's taken by the step that reads them
+            return source, (), node.table if isinstance(node, Scan) else START
         if isinstance(node, STATELESS):
-            changes, steps = self._lower(node.inputs()[0], source)
-            return changes, (*steps, place)
+            changes, steps, table = self._lower(node.inputs()[0], source)
+            return changes, (*steps, place), table
         sides = [self._lower(child, source) for child in node.inputs()]
         if isinstance(node, SetOperation) and node.kind == "UNION" and node.keep_all:
-            return [change for changes, steps in sides for change in self._map(Through(self.recipe, steps), changes)
-                    ], ()
-        rows = [(row[KEY], row) for side, (changes, steps) in enumerate(sides)
-                for row in self._map_batches(KeyedBy(self.recipe, steps, place, side), changes)]
+            return [change for changes, steps, table in sides
+                    for change in self._map(Through(self.recipe, steps, table), changes, table)], (), None
+        rows = [(row[KEY], row) for side, (changes, steps, table) in enumerate(sides)
+                for row in self._map_batches(KeyedBy(self.recipe, steps, place, side, table), changes, table)]
         if isinstance(node, Aggregate):
             if node.whole:  # the source's start row, as lowering unions it in
-                rows += [(key_group(shuffle_key(())), {SIDE: 0, VERSION: version, PACK: packed([])})
-                         for table, (version, _, _) in source if table == START]
-            return self._shuffle(place, lambda: GroupBy(self.recipe, place), rows), ()
+                rows += [(row[KEY], row) for row in self._map_batches(Started(), source, START)]
+            return self._shuffle(place, lambda: GroupBy(self.recipe, place), rows), (), None
         assert isinstance(node, KEYED)
-        return self._shuffle(place, lambda: KeyedStep(self.recipe, place), rows), ()
+        return self._shuffle(place, lambda: KeyedStep(self.recipe, place), rows), (), None
 
-    def _map_batches(self, step: Callable, changes: list[Change]) -> list[dict]:
-        """``step`` (a ``mapInArrow``) over ``changes`` in one or two Arrow batches: its rows as dicts."""
+    def _map_batches(self, step: Callable, changes: list, table: str | None) -> list[dict]:
+        """``step`` (a ``mapInArrow``) over ``changes`` in one or two Arrow batches: its rows as dicts. With
+        ``table``, ``changes`` are the source's (``(table, change)``), in batches of its columns."""
         cut = self.rng.randint(0, len(changes))
-        batches = [change_batch(part) for part in (changes[:cut], changes[cut:]) if part]
+        batch = change_batch if table is None else source_batch
+        batches = [batch(part) for part in (changes[:cut], changes[cut:]) if part]
         return [row for batch in step(iter(batches)) for row in batch.to_pylist()]
 
-    def _map(self, step: Callable, changes: list[Change]) -> list[Change]:
-        return [(row[VERSION], row[MULTIPLICITY], decoded_row(row[ROW])) for row in self._map_batches(step, changes)]
+    def _map(self, step: Callable, changes: list, table: str | None) -> list[Change]:
+        return [(row[VERSION], row[MULTIPLICITY], decoded_row(row[ROW]))
+                for row in self._map_batches(step, changes, table)]
 
     def _shuffle(self, place: int, make: Callable, rows: list[tuple]) -> list[Change]:
         """Spark's shuffle and ``transformWithState``: each key's rows, in no order, to one call of the step's
@@ -173,7 +174,7 @@ def follows_the_dataflow(query: SqlQuery, versions: Sequence[list[UnversionedCha
         source = [(table, (version, multiplicity, row)) for version in batch
                   for table, row, multiplicity in versions[version] if table in query.inputs]
         if batch[0] == 0:
-            source.append((START, (0, 0, ())))  # as the change stream adds it to version 0
+            source.append((START, (0, 1, ())))  # as the change stream adds it to version 0
         expected = {}
         try:
             for version in batch:

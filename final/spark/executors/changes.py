@@ -69,9 +69,10 @@ SOURCE = f"{TABLE} STRING, {CHANGES}"
 """The source's columns: a change stream of every table of the data set, each change naming its table."""
 
 START = ""
-"""The table named by the one row the source adds to the data set's version 0 (multiplicity 0, no record): a
-global aggregate's row over no rows exists from the first version on, whether or not a row ever reaches it, and
-this row is what calls its state processor then (``lowering``)."""
+"""The table named by the one row the source adds to the data set's version 0 (the empty record, multiplicity 1):
+a global aggregate's row over no rows exists from the first version on, whether or not a row ever reaches it, and
+this row is what calls its state processor then; and it is the one row of a SELECT without FROM (``One``)
+(``lowering``)."""
 
 PICKLE = pickle.HIGHEST_PROTOCOL
 
@@ -107,8 +108,22 @@ def change_batch(changes: Sequence[tuple[int, int, tuple]]) -> pyarrow.RecordBat
         names=[VERSION, MULTIPLICITY, ROW])
 
 
-def changes_of(batch: pyarrow.RecordBatch) -> Iterator[tuple[int, int, tuple]]:
-    """An Arrow batch of ``CHANGES``' columns as ``(version, multiplicity, row)`` changes."""
+def source_batch(changes: Sequence[tuple[str, tuple[int, int, tuple]]]) -> pyarrow.RecordBatch:
+    """``(table, (version, multiplicity, row))`` changes as an Arrow batch of ``SOURCE``'s columns."""
+    import pyarrow
+
+    batch = change_batch([change for _, change in changes])
+    return pyarrow.RecordBatch.from_arrays([pyarrow.array([table for table, _ in changes], pyarrow.string()),
+                                            *batch.columns], names=[TABLE, *batch.schema.names])
+
+
+def changes_of(batch: pyarrow.RecordBatch, table: str | None = None) -> Iterator[tuple[int, int, tuple]]:
+    """An Arrow batch of ``CHANGES``' columns as ``(version, multiplicity, row)`` changes; with ``table``, a batch
+    of ``SOURCE``'s columns, and only the changes of that table (chosen in Arrow: the others are not decoded)."""
+    if table is not None:
+        import pyarrow.compute
+
+        batch = batch.filter(pyarrow.compute.equal(batch.column(TABLE), table))
     versions = batch.column(VERSION).to_pylist()
     multiplicities = batch.column(MULTIPLICITY).to_pylist()
     rows = batch.column(ROW).to_pylist()
@@ -288,16 +303,12 @@ class _ChangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         checker.types = sources.types_before(partition.folder, commit)  # as if it had taken the commit before
         checkers = {partition.table: checker}
         if partition.version == 0:
-            start = change_batch([(0, 0, ())])
-            yield pyarrow.RecordBatch.from_arrays([pyarrow.array([START], pyarrow.string()), *start.columns],
-                                                  names=[TABLE, *start.schema.names])
+            yield source_batch([(START, (0, 1, ()))])
         for log in sources.read_commit_logs(partition.folder, commit, checkers):
             for first in range(0, log.arrow.num_rows, BATCH_ROWS):  # a slice's rows at a time as Python objects
                 piece = sources.CheckedLog(log.table, log.arrow.slice(first, BATCH_ROWS))
-                batch = change_batch([(partition.version, change.multiplicity, sql_row(change.record, floats))
-                                      for change in piece.changes()])
-                table = pyarrow.array([log.table] * batch.num_rows, pyarrow.string())
-                yield pyarrow.RecordBatch.from_arrays([table, *batch.columns], names=[TABLE, *batch.schema.names])
+                yield source_batch([(log.table, (partition.version, change.multiplicity,
+                                                 sql_row(change.record, floats))) for change in piece.changes()])
 
     def commit(self, end: dict) -> None:
         """Nothing to let go of: the tables keep their commits (Delta's log), and Spark keeps the offsets."""

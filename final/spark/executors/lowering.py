@@ -5,6 +5,9 @@ builds the same plan as a streaming DataFrame of change rows, one function
 per kind of node, and leaves every step's work to the executors
 (``steps``):
 
+- a scan (``Scan``) is the source's changes, exchanged once for every scan
+  of every query (``exchanged``), of which the step that reads them takes
+  its table's;
 - a stateless step (``Filter``, ``Project``, ``Rename``, ``Sort``) is not
   an operator of its own: consecutive ones are run together, by the
   ``mapInArrow`` in front of the next keyed step or of the output;
@@ -21,7 +24,7 @@ per kind of node, and leaves every step's work to the executors
   (``steps.executors_plan``);
 - a global aggregate is a ``transformWithState`` of its one group, which
   the source's start row (``changes.START``) calls at version 0, and a
-  constant row (``One``) is that start row made the empty row;
+  constant row (``One``) is that start row, the empty record;
 - ``WITH RECURSIVE`` is refused (``PlacementError``): it stays with the
   driver's follow.
 
@@ -36,24 +39,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..sql.logical import Aggregate, MultiJoin, One, Plan, Recursive, RecursiveReference, Scan, SetOperation, nodes
-from .changes import (
-    CHANGES,
-    KEY,
-    MULTIPLICITY,
-    OUTPUT,
-    PACK,
-    ROW,
-    SIDE,
-    START,
-    TABLE,
-    TAGGED,
-    VERSION,
-    encoded,
-    key_group,
-    packed,
-    shuffle_key,
-)
-from .steps import KEYED, STATELESS, GroupBy, KeyedBy, KeyedStep, Output, Through, executors_plan
+from .changes import CHANGES, KEY, OUTPUT, ROW, START, TAGGED
+from .steps import KEYED, STATELESS, GroupBy, KeyedBy, KeyedStep, Output, Started, Through, executors_plan
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -68,10 +55,14 @@ class PlacementError(ValueError):
 @dataclass(frozen=True)
 class Lowered:
     """A step's changes: ``frame`` in ``changes.CHANGES``' columns, and the stateless ``steps`` (node indices,
-    bottom first) still to run on its rows."""
+    bottom first) still to run on its rows; or, for a step over a table (``table``), the source's exchanged
+    changes (``exchanged``) in ``changes.SOURCE``'s columns, of which the table's are chosen by the Python step
+    that reads them, not by a Spark filter: Spark would push a filter below the exchange, and each table's scan
+    would read the source again."""
 
     frame: DataFrame
     steps: tuple[int, ...] = ()
+    table: str | None = None
 
 
 def placement(query: SqlQuery) -> list[tuple[Plan, str]]:
@@ -120,9 +111,17 @@ def check_placement(query: SqlQuery) -> None:
                                  f"executors yet; follow this query with --state driver")
 
 
+def exchanged(source: DataFrame, partitions: int) -> DataFrame:
+    """A ``changes.ChangeStream``'s changes spread over ``partitions`` shuffle partitions by row: one exchange,
+    which every scan of every query over the source reads (Spark reuses an exchange that several branches of a
+    plan hold alike), so that a micro-batch's commits are read once, not once per scan, and the steps after it
+    run in ``partitions`` tasks, not in one per commit."""
+    return source.repartition(partitions, ROW)
+
+
 def lowered(query: SqlQuery, source: DataFrame) -> DataFrame:
-    """``query``'s output changes as a streaming DataFrame over ``source`` (a ``changes.ChangeStream``), in
-    ``changes.OUTPUT``'s columns (each change named by its query).
+    """``query``'s output changes as a streaming DataFrame over ``source`` (a ``changes.ChangeStream``'s changes,
+    ``exchanged``), in ``changes.OUTPUT``'s columns (each change named by its query).
 
     Raises:
         PlacementError: a step of the plan cannot run on the executors yet.
@@ -130,7 +129,7 @@ def lowered(query: SqlQuery, source: DataFrame) -> DataFrame:
     check_placement(query)
     lowering = _Lowering(query, source)
     top = lowering.lower(lowering.plan)
-    return top.frame.mapInArrow(Output(query.recipe, top.steps), OUTPUT)
+    return top.frame.mapInArrow(Output(query.recipe, top.steps, top.table), OUTPUT)
 
 
 class _Lowering:
@@ -146,32 +145,22 @@ class _Lowering:
         return lower(self, node)
 
     def _scan(self, node: Scan) -> Lowered:
-        from pyspark.sql.functions import col
-
-        return Lowered(self.source.filter(col(TABLE) == node.table).select(VERSION, MULTIPLICITY, ROW))
+        return Lowered(self.source, (), node.table)
 
     def _one(self, node: One) -> Lowered:
-        from pyspark.sql.functions import col, lit
-
-        return Lowered(self.source.filter(col(TABLE) == START).select(
-            col(VERSION), lit(1).cast("bigint").alias(MULTIPLICITY), lit(encoded(())).alias(ROW)))
+        return Lowered(self.source, (), START)  # the source's start row: the empty record at version 0
 
     def _stateless(self, node: Plan) -> Lowered:
         (child,) = node.inputs()
         below = self.lower(child)
-        return Lowered(below.frame, (*below.steps, self.places[id(node)]))
+        return Lowered(below.frame, (*below.steps, self.places[id(node)]), below.table)
 
     def _aggregate(self, node: Aggregate) -> Lowered:
-        from pyspark.sql.functions import col, lit
-
         below = self.lower(node.child)
         place = self.places[id(node)]
-        keyed = below.frame.mapInArrow(KeyedBy(self.query.recipe, below.steps, place, 0), TAGGED)
+        keyed = below.frame.mapInArrow(KeyedBy(self.query.recipe, below.steps, place, 0, below.table), TAGGED)
         if node.whole:  # its row over no rows from version 0 on: the source's start row calls it then
-            start = self.source.filter(col(TABLE) == START).select(
-                lit(key_group(shuffle_key(()))).alias(KEY), lit(0).alias(SIDE), col(VERSION),
-                lit(packed([])).alias(PACK))
-            keyed = keyed.union(start)
+            keyed = keyed.union(self.source.mapInArrow(Started(), TAGGED))
         grouped = keyed.groupBy(KEY).transformWithState(GroupBy(self.query.recipe, place), CHANGES, "Append", "None")
         return Lowered(grouped)
 
@@ -179,7 +168,7 @@ class _Lowering:
         if isinstance(node, SetOperation) and node.kind == "UNION" and node.keep_all:
             return self._union_all(node)
         place = self.places[id(node)]
-        tagged = [below.frame.mapInArrow(KeyedBy(self.query.recipe, below.steps, place, side), TAGGED)
+        tagged = [below.frame.mapInArrow(KeyedBy(self.query.recipe, below.steps, place, side, below.table), TAGGED)
                   for side, below in enumerate(self.lower(child) for child in node.inputs())]
         keyed = functools.reduce(lambda one, other: one.union(other), tagged)
         return Lowered(keyed.groupBy(KEY).transformWithState(KeyedStep(self.query.recipe, place), CHANGES, "Append",
@@ -187,8 +176,8 @@ class _Lowering:
 
     def _union_all(self, node: SetOperation) -> Lowered:
         sides = [self.lower(child) for child in node.inputs()]
-        frames = [below.frame.mapInArrow(Through(self.query.recipe, below.steps), CHANGES) if below.steps
-                  else below.frame for below in sides]
+        frames = [below.frame.mapInArrow(Through(self.query.recipe, below.steps, below.table), CHANGES)
+                  if below.steps or below.table is not None else below.frame for below in sides]
         return Lowered(frames[0].union(frames[1]))
 
 

@@ -75,7 +75,7 @@ from ..outputs import remove_leftovers, replace_file
 from ..sql.logical import nodes
 from ..tables_and_queries import DATASETS
 from .changes import MULTIPLICITY, QUERY, ROW, VERSION, ChangeStream, bound_commits, decoded_row
-from .lowering import check_placement, lowered
+from .lowering import check_placement, exchanged, lowered
 from .steps import ValueRefused, executors_plan
 
 if TYPE_CHECKING:
@@ -244,6 +244,7 @@ def start(spark: SparkSession, followed: Followed, queries: Sequence[SqlQuery], 
               .option("columns", json.dumps({table: held[table].columns for table in tables}))
               .option("readers", json.dumps({table: readers_of(queries, held, table) for table in tables}))
               .option("grace_ms", "0" if available_now else "1000").load())
+    source = exchanged(source, int(spark.conf.get("spark.sql.shuffle.partitions")))
     changes = functools.reduce(lambda one, other: one.union(other), [lowered(query, source) for query in queries])
     trigger = {"availableNow": True} if available_now else {"processingTime": f"{trigger_seconds} seconds"}
     sink = DeltaSink(spark, followed, queries, out, state, identity, tables, log)

@@ -86,6 +86,7 @@ from .changes import (
     QUERY,
     ROW,
     SIDE,
+    START,
     VERSION,
     change_batch,
     changes_of,
@@ -342,10 +343,11 @@ class KeyedBy:
     """``mapInArrow``: each change of input ``side`` of the keyed step at ``index`` (a GROUP BY's too) through the
     stateless ``steps``, with its key (``shuffle_keys``, written as ``changes.shuffle_key`` writes it), packed with
     the other changes of its key group and version in its batch: a row per key group and version, in
-    ``changes.TAGGED``'s columns."""
+    ``changes.TAGGED``'s columns. With ``table``, the changes are the source's, and those of ``table`` are
+    taken (``changes.changes_of``)."""
 
-    def __init__(self, recipe: Recipe, steps: Sequence[int], index: int, side: int) -> None:
-        self.recipe, self.steps, self.index, self.side = recipe, tuple(steps), index, side
+    def __init__(self, recipe: Recipe, steps: Sequence[int], index: int, side: int, table: str | None) -> None:
+        self.recipe, self.steps, self.index, self.side, self.table = recipe, tuple(steps), index, side, table
 
     def __call__(self, batches: Iterator[pyarrow.RecordBatch]) -> Iterator[pyarrow.RecordBatch]:
         import pyarrow
@@ -354,7 +356,7 @@ class KeyedBy:
         through = chain(self.recipe, self.steps)
         for batch in batches:
             groups: dict[tuple[int, int], list[tuple[bytes, tuple, int]]] = defaultdict(list)
-            for version, multiplicity, row in changes_of(batch):
+            for version, multiplicity, row in changes_of(batch, self.table):
                 row = through(version, row)
                 if row is not None:
                     found = shuffle_key(key(row))
@@ -481,24 +483,43 @@ def _apply(rows: dict[tuple, int], changes: list[tuple[tuple, int]]) -> None:
 
 
 class Through:
-    """``mapInArrow``: each change through the stateless ``steps``, on as a change (``changes.CHANGES``)."""
+    """``mapInArrow``: each change through the stateless ``steps``, on as a change (``changes.CHANGES``); with
+    ``table``, the changes of that table among the source's."""
 
-    def __init__(self, recipe: Recipe, steps: Sequence[int]) -> None:
-        self.recipe, self.steps = recipe, tuple(steps)
+    def __init__(self, recipe: Recipe, steps: Sequence[int], table: str | None) -> None:
+        self.recipe, self.steps, self.table = recipe, tuple(steps), table
 
     def __call__(self, batches: Iterator[pyarrow.RecordBatch]) -> Iterator[pyarrow.RecordBatch]:
         through = chain(self.recipe, self.steps)
         for batch in batches:
-            yield change_batch([(version, multiplicity, made) for version, multiplicity, row in changes_of(batch)
+            yield change_batch([(version, multiplicity, made)
+                                for version, multiplicity, row in changes_of(batch, self.table)
                                 if (made := through(version, row)) is not None])
+
+
+class Started:
+    """``mapInArrow``: the source's start row (``changes.START``), as the call of a global aggregate's one key
+    group at version 0 with no change (``changes.TAGGED``' columns): its row over no rows is given then."""
+
+    def __call__(self, batches: Iterator[pyarrow.RecordBatch]) -> Iterator[pyarrow.RecordBatch]:
+        import pyarrow
+
+        group, nothing = key_group(shuffle_key(())), packed([])
+        for batch in batches:
+            versions = [version for version, _, _ in changes_of(batch, START)]
+            yield pyarrow.RecordBatch.from_arrays(
+                [pyarrow.array([group] * len(versions), pyarrow.int32()),
+                 pyarrow.array([0] * len(versions), pyarrow.int32()), pyarrow.array(versions, pyarrow.int64()),
+                 pyarrow.array([nothing] * len(versions), pyarrow.binary())], names=[KEY, SIDE, VERSION, PACK])
 
 
 class Output:
     """``mapInArrow``: each change through the stateless ``steps``, a batch's changes consolidated, each named by
-    the query ``QUERY`` (``changes.OUTPUT``'s columns): the changes of a data set's queries are one stream."""
+    the query ``QUERY`` (``changes.OUTPUT``'s columns): the changes of a data set's queries are one stream. With
+    ``table``, the changes of that table among the source's (a query that is a scan and stateless steps)."""
 
-    def __init__(self, recipe: Recipe, steps: Sequence[int]) -> None:
-        self.recipe, self.steps = recipe, tuple(steps)
+    def __init__(self, recipe: Recipe, steps: Sequence[int], table: str | None) -> None:
+        self.recipe, self.steps, self.table = recipe, tuple(steps), table
 
     def __call__(self, batches: Iterator[pyarrow.RecordBatch]) -> Iterator[pyarrow.RecordBatch]:
         import pyarrow
@@ -506,7 +527,7 @@ class Output:
         through = chain(self.recipe, self.steps)
         for batch in batches:
             out: dict[tuple[int, tuple], int] = {}
-            for version, multiplicity, row in changes_of(batch):
+            for version, multiplicity, row in changes_of(batch, self.table):
                 made = through(version, row)
                 if made is not None:
                     out[version, made] = out.get((version, made), 0) + multiplicity
