@@ -44,17 +44,25 @@ pytestmark = pytest.mark.slow  # Spark: JVMs, a few minutes
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_executors(logs: Path, out: Path, kill: str | None = None, sql: list[Path] | None = None
-                  ) -> subprocess.CompletedProcess:
+def killed(logs: Path, out: Path, kill: str) -> subprocess.CompletedProcess:
+    """``follow --state executors --available-now`` in a process of its own, which SIGKILLs itself at ``kill``
+    (``FINAL_FOLLOW_KILL``)."""
     variables = {name: value for name, value in os.environ.items() if name != KILL_VARIABLE}
-    variables["PYTHONPATH"] = str(ROOT)
-    if kill:
-        variables[KILL_VARIABLE] = kill
+    variables.update({"PYTHONPATH": str(ROOT), KILL_VARIABLE: kill})
     command = [sys.executable, "-m", "final.spark", "follow", "--state", "executors", "--logs", str(logs), "--out",
                str(out), "--available-now", "--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=2"]
-    if sql:
-        command += ["--sql", *map(str, sql)]
     return subprocess.run(command, cwd=ROOT, env=variables, capture_output=True, text=True, timeout=900)
+
+
+def follow_here(logs: Path, out: Path, capsys, sql: list[Path] | None = None) -> str:
+    """What ``follow --state executors --available-now`` prints in this process, with its Spark session (no
+    JVM to start, as ``killed`` starts one); it must exit 0."""
+    command = ["follow", "--state", "executors", "--logs", str(logs), "--out", str(out), "--available-now"]
+    capsys.readouterr()
+    status = main(command + (["--sql", *map(str, sql)] if sql else []))
+    printed = capsys.readouterr()
+    assert status == 0, printed.err[-2000:]
+    return printed.out
 
 
 def offsets(out: Path, dataset: str) -> list[int]:
@@ -80,26 +88,22 @@ def test_the_trips_queries_on_the_executors_equal_spark_sql_at_every_version_thr
     table = logs / "trips" / "trips"
     names = [query.name for query in queries_of("trips")]
 
-    killed = run_executors(logs, out, "sink:1")
-    assert killed.returncode == -9, killed.stderr[-2000:]
+    run = killed(logs, out, "sink:1")
+    assert run.returncode == -9, run.stderr[-2000:]
     assert not any((out / name).exists() for name in names)  # state committed, no output written
-    first = run_executors(logs, out)
-    assert first.returncode == 0, first.stderr[-2000:]
-    assert f"followed: trips through version 2; output tables in {out}" in first.stdout
+    assert f"followed: trips through version 2; output tables in {out}" in follow_here(logs, out, capsys)
 
     pipeline.append_logs(spark, "trips", str(logs / "trips"), 2)
     last = delta.version(str(table))
-    killed = run_executors(logs, out, "output:1")
-    assert killed.returncode == -9, killed.stderr[-2000:]
+    run = killed(logs, out, "output:1")
+    assert run.returncode == -9, run.stderr[-2000:]
     written = [max(delta.dataset_versions(str(out / name)).values()) for name in names]
     assert written == [last] + [2] * (len(names) - 1)  # one output committed, not the others
-    finished = run_executors(logs, out)
-    assert finished.returncode == 0, finished.stderr[-2000:]
-    assert "trips: restarted at version 2, from Spark's checkpoint" in finished.stdout
-    assert f"followed: trips through version {last}" in finished.stdout
+    finished = follow_here(logs, out, capsys)
+    assert "trips: restarted at version 2, from Spark's checkpoint" in finished
+    assert f"followed: trips through version {last}" in finished
     assert offsets(out, "trips") == [2, last]  # the restart read only the commits after the first run's
 
-    capsys.readouterr()
     assert main(["verify", "--logs", str(logs), "--out", str(out)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == f"{(last + 1) * len(names)} versions checked, 0 differences"
     assert main(["status", "--logs", str(logs), "--out", str(out)]) == 0
@@ -142,10 +146,7 @@ def test_joins_distinct_set_operations_top_k_and_windows_on_the_executors_equal_
         files.append(tmp_path / f"{name}.sql")
         files[-1].write_text(text)
 
-    followed = run_executors(logs, out, sql=files)
-    assert followed.returncode == 0, followed.stderr[-2000:]
-
-    capsys.readouterr()
+    follow_here(logs, out, capsys, files)
     assert main(["verify", "--logs", str(logs), "--out", str(out), "--sql", *map(str, files)]) == 0
     checked = capsys.readouterr().out.splitlines()[-1]
     assert checked.endswith("versions checked, 0 differences") and not checked.startswith("0 "), checked

@@ -71,7 +71,8 @@ def placement(query: SqlQuery) -> list[tuple[Plan, str]]:
     found = []
     for node in nodes(query.plan):
         if isinstance(node, Scan):
-            where = "executors: a task per commit reads its change data feed (ChangeStream)"
+            where = ("executors: a task per commit reads its change data feed (ChangeStream), once for every scan "
+                     "(one exchange)")
         elif isinstance(node, STATELESS):
             where = "executors: stateless, in the mapInArrow before the next keyed step or the output"
         elif isinstance(node, SetOperation) and node.kind == "UNION" and node.keep_all:

@@ -45,7 +45,7 @@ import operator
 import pickle
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Row
@@ -403,7 +403,8 @@ class KeyedStep(StatefulProcessor):
         self.state = handle.getValueState("rows", "rows BINARY")
 
     def evaluate(self, inputs: Sequence[Collection]) -> Collection:
-        """The step's output over one key's ``inputs``."""
+        """The step's output over ``inputs``, the rows of each input of one or more keys: the sum of its output
+        over each key's rows alone, since rows of different keys never meet in it (``shuffle_keys``)."""
         return at_once.run(self.step, inputs)
 
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
@@ -422,15 +423,16 @@ class KeyedStep(StatefulProcessor):
                             f"key group's changes must come in version order (a micro-batch's, in one call)")
         out: dict[tuple[int, tuple], int] = defaultdict(int)
         for version in sorted(versions):
+            changed = versions[version]
+            inputs = [group.get(found) or [{} for _ in range(self.sides)] for found in changed]
             with refusing(self.recipe, version):
-                for found, changes in versions[version].items():
-                    inputs = group.get(found) or [{} for _ in range(self.sides)]
-                    for made, multiplicity in self._change(inputs, changes):
-                        out[version, made] += multiplicity
-                    if any(inputs):
-                        group[found] = inputs
-                    else:
-                        group.pop(found, None)
+                for made, multiplicity in self._change(inputs, list(changed.values())):
+                    out[version, made] += multiplicity
+            for found, rows_of in zip(changed, inputs, strict=True):
+                if any(rows_of):
+                    group[found] = rows_of
+                else:
+                    group.pop(found, None)
         if group:
             self.state.update((pickle.dumps((max(versions), group), PICKLE),))
         else:
@@ -439,37 +441,42 @@ class KeyedStep(StatefulProcessor):
             if multiplicity:
                 yield Row(**{VERSION: version, MULTIPLICITY: multiplicity, ROW: encoded(made)})
 
-    def _change(self, inputs: list[dict], changes: list[list[tuple[tuple, int]]]) -> Collection:
-        """The step's output change for one key when ``changes`` (of each input) are added to its rows
-        ``inputs``, which take them."""
+    def _change(self, inputs: list[list[dict]], changes: list[list[list[tuple[tuple, int]]]]) -> Collection:
+        """The step's output change when ``changes`` (of each key: of each input) are added to the keys' rows
+        ``inputs`` (of each key: of each input), which take them: the step over the keys' rows after minus
+        before, each run once over every key that changed."""
         if self.bilinear:
             return self._bilinear(inputs, changes)
-        before = self.evaluate(_collections(inputs))
+        before = self.evaluate(_sides(inputs, range(self.sides)))
         for rows_of, changed in zip(inputs, changes, strict=True):
-            _apply(rows_of, changed)
-        return self.evaluate(_collections(inputs)).concat(before.negate())
+            for rows, change in zip(rows_of, changed, strict=True):
+                _apply(rows, change)
+        return self.evaluate(_sides(inputs, range(self.sides))).concat(before.negate())
 
-    def _bilinear(self, inputs: list[dict], changes: list[list[tuple[tuple, int]]]) -> Collection:
-        left, right = inputs
-        left_changes, right_changes = changes
-        made = self.evaluate([Collection.trusted(left_changes), _collection(right)]) if left_changes else None
-        _apply(left, left_changes)
-        if right_changes:
-            also = self.evaluate([_collection(left), Collection.trusted(right_changes)])
-            made = also if made is None else made.concat(also)
-        _apply(right, right_changes)
-        return made if made is not None else Collection.trusted([])
+    def _bilinear(self, inputs: list[list[dict]], changes: list[list[list[tuple[tuple, int]]]]) -> Collection:
+        """An inner join's change, ``dA x B + A' x dB``, each term over the keys that have changes of that side."""
+        made = []
+        left = [(rows_of, changed) for rows_of, changed in zip(inputs, changes, strict=True) if changed[0]]
+        if left:
+            made.append(self.evaluate([Collection.trusted([pair for _, changed in left for pair in changed[0]]),
+                                       *_sides([rows_of for rows_of, _ in left], [1])]))
+        for rows_of, changed in zip(inputs, changes, strict=True):
+            _apply(rows_of[0], changed[0])
+        right = [(rows_of, changed) for rows_of, changed in zip(inputs, changes, strict=True) if changed[1]]
+        if right:
+            made.append(self.evaluate([*_sides([rows_of for rows_of, _ in right], [0]),
+                                       Collection.trusted([pair for _, changed in right for pair in changed[1]])]))
+        for rows_of, changed in zip(inputs, changes, strict=True):
+            _apply(rows_of[1], changed[1])
+        return made[0].concat(made[1]) if len(made) == 2 else made[0] if made else Collection.trusted([])
 
     def close(self) -> None:
         """Nothing held outside the state store."""
 
 
-def _collection(rows: dict[tuple, int]) -> Collection:
-    return Collection.trusted(list(rows.items()))
-
-
-def _collections(inputs: list[dict]) -> list[Collection]:
-    return [_collection(rows) for rows in inputs]
+def _sides(inputs: list[list[dict]], sides: Iterable[int]) -> list[Collection]:
+    """For each input of ``sides``, the rows of every key of ``inputs`` (of each key: of each input) together."""
+    return [Collection.trusted([pair for rows_of in inputs for pair in rows_of[side].items()]) for side in sides]
 
 
 def _apply(rows: dict[tuple, int], changes: list[tuple[tuple, int]]) -> None:
