@@ -29,7 +29,7 @@ store's commit and any output; inside the first load's micro-batch;
 between one query's output commit and the next) before verifying that one
 too. Run it with ``.venv/bin/python -m tests.bench.bench_follow_state
 [--orders 1000000] [--state driver,executors] [--partitions 2,4]
-[--verify]``; the numbers are one run's on a shared machine: read the
+[--verify [--no-kills]]``; the numbers are one run's on a shared machine: read the
 ratios. The rows of tests/bench/README.md's table come from its output.
 """
 
@@ -340,7 +340,8 @@ def killed_three_times(paths: dict[str, str], folder: str, partitions: int, load
     return f"exit {checked.returncode}: {checked.stdout.strip().splitlines()[-1:]}"
 
 
-def measure(count: int, seed: int, verify: bool, states: list[str], partitions: list[int]) -> None:
+def measure(count: int, seed: int, verify: bool, states: list[str], partitions: list[int], kills: bool = True
+            ) -> None:
     folder = tempfile.mkdtemp(prefix="bench-follow-state-")
     paths = write_tables(os.path.join(folder, "tables"), count, seed)
     for name, text in QUERIES.items():
@@ -375,7 +376,7 @@ def measure(count: int, seed: int, verify: bool, states: list[str], partitions: 
     for run in runs:
         if run.verified:
             print(f"verify ({run.state}, P = {run.partitions}): {run.verified}")
-    if verify and "executors" in states:
+    if verify and kills and "executors" in states:
         load = next(run.load for run in runs if run.state == "executors")
         print(f"three kill -9s (executors, P = {partitions[0]}), then verify: "
               f"{killed_three_times(paths, folder, partitions[0], load)}")
@@ -388,11 +389,13 @@ def main(argv: list[str] | None = None) -> None:
     arguments.add_argument("--seed", type=int, default=43)
     arguments.add_argument("--verify", action="store_true",
                            help="then check every output at every version, and follow through three kill -9s")
+    arguments.add_argument("--no-kills", action="store_true",
+                           help="with --verify, leave out the follow through three kill -9s (each reruns the load)")
     arguments.add_argument("--state", default="driver,executors", help="the follows to measure (default both)")
     arguments.add_argument("--partitions", default="2,4", help="shuffle partitions for state on the executors")
     options = arguments.parse_args(argv)
     measure(options.orders, options.seed, options.verify, options.state.split(","),
-            [int(number) for number in options.partitions.split(",")])
+            [int(number) for number in options.partitions.split(",")], not options.no_kills)
 
 
 if __name__ == "__main__":
