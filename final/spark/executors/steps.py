@@ -460,20 +460,20 @@ class KeyedStep(StatefulProcessor):
 
     def _bilinear(self, inputs: list[list[dict]], changes: list[list[list[tuple[tuple, int]]]]) -> Collection:
         """An inner join's change, ``dA x B + A' x dB``, each term over the keys that have changes of that side."""
-        made = []
+        made: list[tuple[tuple, int]] = []
         left = [(rows_of, changed) for rows_of, changed in zip(inputs, changes, strict=True) if changed[0]]
         if left:
-            made.append(self.evaluate([Collection.trusted([pair for _, changed in left for pair in changed[0]]),
-                                       *_sides([rows_of for rows_of, _ in left], [1])]))
+            made += self.evaluate([Collection.trusted([pair for _, changed in left for pair in changed[0]]),
+                                   *_sides([rows_of for rows_of, _ in left], [1])]).updates
         for rows_of, changed in zip(inputs, changes, strict=True):
             _apply(rows_of[0], changed[0])
         right = [(rows_of, changed) for rows_of, changed in zip(inputs, changes, strict=True) if changed[1]]
         if right:
-            made.append(self.evaluate([*_sides([rows_of for rows_of, _ in right], [0]),
-                                       Collection.trusted([pair for _, changed in right for pair in changed[1]])]))
+            made += self.evaluate([*_sides([rows_of for rows_of, _ in right], [0]),
+                                   Collection.trusted([pair for _, changed in right for pair in changed[1]])]).updates
         for rows_of, changed in zip(inputs, changes, strict=True):
             _apply(rows_of[1], changed[1])
-        return made[0].concat(made[1]) if len(made) == 2 else made[0] if made else Collection.trusted([])
+        return Collection.trusted(made)
 
     def close(self) -> None:
         """Nothing held outside the state store."""
